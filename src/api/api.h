@@ -1,0 +1,42 @@
+/*
+ * Argument checks shared by the MPI entry points. Each returns
+ * MPI_SUCCESS or the error class after raising the error through the
+ * communicator's handler, so an entry point reads as a list of checks:
+ *
+ *     PD_CHECK(pd_check_active(call));
+ *     PD_CHECK(pd_check_comm(comm, call));
+ */
+#ifndef PD_API_API_H
+#define PD_API_API_H
+
+#include <stdbool.h>
+
+#include "core/comm.h"
+#include "core/error.h"
+#include "core/objects.h"
+#include "core/runtime.h"
+
+#define PD_CHECK(expr)                       \
+    do {                                     \
+        int pd_check_rc_ = (expr);           \
+        if (pd_check_rc_ != MPI_SUCCESS)     \
+            return pd_check_rc_;             \
+    } while (0)
+
+int pd_check_active(const char *call);
+int pd_check_comm(MPI_Comm comm, const char *call);
+int pd_check_count(MPI_Comm comm, const char *call, int count,
+                   const char *what);
+int pd_check_type(MPI_Comm comm, const char *call, MPI_Datatype type,
+                  const char *what);
+/* buf must be non-NULL when count > 0; MPI_IN_PLACE is not a buffer. */
+int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
+                    int count, const char *what);
+int pd_check_root(MPI_Comm comm, const char *call, int root);
+/* op must be a valid op defined on type; its kernel is returned in *fn. */
+int pd_check_reduction(MPI_Comm comm, const char *call, MPI_Datatype type,
+                       MPI_Op op, pd_reduce_fn *fn);
+/* Raise the error a failed core call reported. */
+int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
+
+#endif

@@ -1,0 +1,15 @@
+#include "api/api.h"
+
+#pragma weak MPI_Barrier = PMPI_Barrier
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+    static const char call[] = "MPI_Barrier";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+
+    struct pd_fail fail;
+    if (pd_coll_barrier(comm, &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}

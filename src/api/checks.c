@@ -1,0 +1,84 @@
+/* The argument checks of api.h. */
+#include "api/api.h"
+
+int pd_check_active(const char *call)
+{
+    if (pd_runtime_state() != PD_RT_ACTIVE)
+        return pd_raise_inactive(call);
+    return MPI_SUCCESS;
+}
+
+int pd_check_comm(MPI_Comm comm, const char *call)
+{
+    if (comm == MPI_COMM_NULL)
+        return pd_raise(comm, call, MPI_ERR_COMM,
+                        "the communicator is MPI_COMM_NULL");
+    if (!pd_comm_is_usable(comm))
+        return pd_raise(comm, call, MPI_ERR_COMM,
+                        "%p is not a valid communicator handle", (void *)comm);
+    return MPI_SUCCESS;
+}
+
+int pd_check_count(MPI_Comm comm, const char *call, int count,
+                   const char *what)
+{
+    if (count < 0)
+        return pd_raise(comm, call, MPI_ERR_COUNT, "%s is negative (%d)",
+                        what, count);
+    return MPI_SUCCESS;
+}
+
+int pd_check_type(MPI_Comm comm, const char *call, MPI_Datatype type,
+                  const char *what)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return pd_raise(comm, call, MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL",
+                        what);
+    if (!pd_type_is_valid(type))
+        return pd_raise(comm, call, MPI_ERR_TYPE,
+                        "%s (%p) is not a valid datatype handle", what,
+                        (void *)type);
+    return MPI_SUCCESS;
+}
+
+int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
+                    int count, const char *what)
+{
+    if (buf == MPI_IN_PLACE)
+        return pd_raise(comm, call, MPI_ERR_BUFFER,
+                        "%s may not be MPI_IN_PLACE here", what);
+    if (buf == NULL && count > 0)
+        return pd_raise(comm, call, MPI_ERR_BUFFER,
+                        "%s is NULL but count is %d", what, count);
+    return MPI_SUCCESS;
+}
+
+int pd_check_root(MPI_Comm comm, const char *call, int root)
+{
+    if (root < 0 || root >= comm->size)
+        return pd_raise(comm, call, MPI_ERR_ROOT,
+                        "root %d is not a rank of %s (size %d)", root,
+                        comm->name, comm->size);
+    return MPI_SUCCESS;
+}
+
+int pd_check_reduction(MPI_Comm comm, const char *call, MPI_Datatype type,
+                       MPI_Op op, pd_reduce_fn *fn)
+{
+    if (op == MPI_OP_NULL)
+        return pd_raise(comm, call, MPI_ERR_OP, "op is MPI_OP_NULL");
+    if (!pd_op_is_valid(op))
+        return pd_raise(comm, call, MPI_ERR_OP,
+                        "%p is not a valid op handle", (void *)op);
+    *fn = pd_op_kernel(op, type);
+    if (*fn == NULL)
+        return pd_raise(comm, call, MPI_ERR_OP,
+                        "%s is not defined on datatype %s", pd_op_name(op),
+                        pd_type_name(type));
+    return MPI_SUCCESS;
+}
+
+int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail)
+{
+    return pd_raise(comm, call, fail->errclass, "%s", fail->msg);
+}

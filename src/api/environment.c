@@ -1,0 +1,67 @@
+/* Environment inquiries: time, processor name, versions. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api.h"
+
+#ifndef PD_GLOO_VERSION
+#define PD_GLOO_VERSION "none"
+#endif
+
+#pragma weak MPI_Wtime = PMPI_Wtime
+#pragma weak MPI_Wtick = PMPI_Wtick
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+#pragma weak MPI_Get_version = PMPI_Get_version
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+
+/* Monotonic: timings never jump with the wall clock. */
+double PMPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double PMPI_Wtick(void)
+{
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC, &res) != 0)
+        return 1e-9;
+    return (double)res.tv_sec + (double)res.tv_nsec * 1e-9;
+}
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    static const char call[] = "MPI_Get_processor_name";
+    PD_CHECK(pd_check_active(call));
+    if (name == NULL || resultlen == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        name == NULL ? "name" : "resultlen");
+    snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", pd_rt.host);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+    if (version == NULL || subversion == NULL)
+        return MPI_ERR_ARG;
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    if (version == NULL || resultlen == NULL)
+        return MPI_ERR_ARG;
+    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+             "pdmpi %s (Open MPI %d.%d.%d ABI, MPI %d.%d; gloo %s)",
+             PACKAGE_VERSION, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+             OMPI_RELEASE_VERSION, MPI_VERSION, MPI_SUBVERSION,
+             PD_GLOO_VERSION);
+    *resultlen = (int)strlen(version);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,24 @@
+/* pdmpi's extensions (include/pdmpi.h). */
+#include <stdio.h>
+
+#include "api/api.h"
+#include "pdmpi.h"
+
+/* No CUDA path exists in this build, so device buffers are not accepted;
+ * answering 0 keeps CUDA-aware applications from passing them. */
+int MPIX_Query_cuda_support(void)
+{
+    return 0;
+}
+
+int pdmpi_comm_backend(MPI_Comm comm, char *name, int len)
+{
+    static const char call[] = "pdmpi_comm_backend";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    if (name == NULL || len <= 0)
+        return pd_raise(comm, call, MPI_ERR_ARG,
+                        "name must be a buffer of positive length");
+    snprintf(name, (size_t)len, "%s", comm->state->host_ops->name);
+    return MPI_SUCCESS;
+}

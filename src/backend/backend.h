@@ -1,0 +1,96 @@
+/*
+ * The one interface every collective backend implements.
+ *
+ * A backend sees buffers, element counts and sizes, a reduction kernel and
+ * a tag -- never MPI handles or environment variables (core/ translates
+ * those), and never sockets of the store (it gets a client from boot/).
+ * An operation a backend lacks is left NULL; route/ then falls back or
+ * reports a clear error.
+ */
+#ifndef PD_BACKEND_BACKEND_H
+#define PD_BACKEND_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Failure kinds a backend reports; core maps them to MPI error classes. */
+enum pd_backend_status {
+    PD_BACKEND_OK = 0,
+    PD_BACKEND_ERR_IO = -1,         /* peer gone, connection lost */
+    PD_BACKEND_ERR_TIMEOUT = -2,
+    PD_BACKEND_ERR_NOMEM = -3,
+    PD_BACKEND_ERR_UNSUPPORTED = -4,
+    PD_BACKEND_ERR_INTERNAL = -5,
+};
+
+struct pd_backend_error {
+    char msg[512];
+};
+
+struct pd_store_client;
+
+/* What a backend needs to form one communicator's context. */
+struct pd_backend_comm_init {
+    int rank;
+    int size;
+    struct pd_store_client *store;  /* rendezvous; NULL for size 1 */
+    const char *store_prefix;       /* unique per communicator and job */
+    int timeout_ms;                 /* every wait is bounded by this */
+    const char *bind_host;          /* local address for data sockets */
+    const char *bind_iface;         /* or an interface name; may be NULL */
+};
+
+/* One collective call in backend terms. */
+struct pd_coll_args {
+    const void *sendbuf;        /* NULL means in place (recvbuf holds input) */
+    void *recvbuf;
+    size_t count;               /* elements per rank */
+    size_t elem_size;           /* bytes per element (datatype extent) */
+    pd_reduce_fn reduce;        /* reductions only */
+    int root;                   /* rooted calls only */
+    uint32_t tag;               /* same on every rank for the same call */
+};
+
+struct pd_backend_comm;         /* backend-private per-communicator state */
+
+struct pd_backend_ops {
+    const char *name;
+    int (*comm_create)(const struct pd_backend_comm_init *init,
+                       struct pd_backend_comm **out,
+                       struct pd_backend_error *err);
+    void (*comm_destroy)(struct pd_backend_comm *comm);
+    int (*allreduce)(struct pd_backend_comm *comm,
+                     const struct pd_coll_args *args,
+                     struct pd_backend_error *err);
+    int (*reduce)(struct pd_backend_comm *comm,
+                  const struct pd_coll_args *args,
+                  struct pd_backend_error *err);
+    int (*bcast)(struct pd_backend_comm *comm,
+                 const struct pd_coll_args *args,
+                 struct pd_backend_error *err);
+    /* sendbuf holds count elements; recvbuf receives size * count. */
+    int (*allgather)(struct pd_backend_comm *comm,
+                     const struct pd_coll_args *args,
+                     struct pd_backend_error *err);
+    int (*barrier)(struct pd_backend_comm *comm, uint32_t tag,
+                   struct pd_backend_error *err);
+    /* One line for PDMPI_DEBUG=info: transport, address, version. */
+    void (*describe)(struct pd_backend_comm *comm, char *buf, size_t len);
+};
+
+extern const struct pd_backend_ops pd_backend_self;
+#ifdef PD_HAVE_GLOO
+extern const struct pd_backend_ops pd_backend_gloo;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,89 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+#include "core/log.h"
+
+static int pd_parse_debug(const char *text, int *level)
+{
+    static const char *const names[] = { "none", "warn", "info", "trace" };
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(text, names[i]) == 0) {
+            *level = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int pd_copy_bounded(const char *name, const char *text, char *dst,
+                           size_t dstlen, char *err, size_t errlen)
+{
+    if (strlen(text) >= dstlen) {
+        snprintf(err, errlen, "%s=%s is too long", name, text);
+        return -1;
+    }
+    strcpy(dst, text);
+    return 0;
+}
+
+int pd_config_load(struct pd_config *c, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof(*c));
+    c->debug_level = PD_LOG_WARN;
+    c->timeout_ms = PD_DEFAULT_TIMEOUT_S * 1000;
+    strcpy(c->backend, "auto");
+    strcpy(c->launcher, "auto");
+
+    const char *v = getenv("PDMPI_DEBUG");
+    if (v != NULL && v[0] != '\0' && pd_parse_debug(v, &c->debug_level) != 0) {
+        snprintf(err, errlen,
+                 "PDMPI_DEBUG=%s is not one of none, warn, info, trace", v);
+        return -1;
+    }
+
+    v = getenv("PDMPI_TIMEOUT");
+    if (v != NULL && v[0] != '\0') {
+        errno = 0;
+        char *end = NULL;
+        double seconds = strtod(v, &end);
+        if (errno != 0 || end == v || *end != '\0' || !(seconds > 0) ||
+            seconds > 86400.0 * 7) {
+            snprintf(err, errlen,
+                     "PDMPI_TIMEOUT=%s is not a number of seconds in (0, 604800]",
+                     v);
+            return -1;
+        }
+        c->timeout_ms = (int)(seconds * 1000.0);
+        if (c->timeout_ms < 1)
+            c->timeout_ms = 1;
+    }
+
+    v = getenv("PDMPI_BACKEND");
+    if (v != NULL && v[0] != '\0') {
+        if (strcmp(v, "gloo") != 0 && strcmp(v, "nccl") != 0 &&
+            strcmp(v, "bkcl") != 0 && strcmp(v, "auto") != 0) {
+            snprintf(err, errlen,
+                     "PDMPI_BACKEND=%s is not one of gloo, nccl, bkcl, auto", v);
+            return -1;
+        }
+        strcpy(c->backend, v);
+    }
+
+    v = getenv("PDMPI_SOCKET_IFNAME");
+    if (v == NULL || v[0] == '\0')
+        v = getenv("GLOO_SOCKET_IFNAME");
+    if (v != NULL && v[0] != '\0' &&
+        pd_copy_bounded("PDMPI_SOCKET_IFNAME", v, c->socket_ifname,
+                        sizeof(c->socket_ifname), err, errlen) != 0)
+        return -1;
+
+    v = getenv("PDMPI_LAUNCHER");
+    if (v != NULL && v[0] != '\0' &&
+        pd_copy_bounded("PDMPI_LAUNCHER", v, c->launcher, sizeof(c->launcher),
+                        err, errlen) != 0)
+        return -1;
+    return 0;
+}

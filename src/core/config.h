@@ -1,0 +1,24 @@
+/*
+ * Run-time configuration, read once from PDMPI_* variables at MPI_Init.
+ * Every variable is documented in the README with its default.
+ */
+#ifndef PD_CORE_CONFIG_H
+#define PD_CORE_CONFIG_H
+
+#include <stddef.h>
+
+#define PD_DEFAULT_TIMEOUT_S 300
+
+struct pd_config {
+    int debug_level;            /* PDMPI_DEBUG: none|warn|info|trace */
+    int timeout_ms;             /* PDMPI_TIMEOUT, seconds */
+    char backend[16];           /* PDMPI_BACKEND: gloo|nccl|bkcl|auto */
+    char socket_ifname[64];     /* PDMPI_SOCKET_IFNAME or GLOO_SOCKET_IFNAME */
+    char launcher[32];          /* PDMPI_LAUNCHER: auto or a launcher name */
+};
+
+/* Read the environment; -1 with a message naming the variable if a value
+ * is malformed. */
+int pd_config_load(struct pd_config *config, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,57 @@
+/* Datatype identities and properties (predefined types only for now). */
+#ifndef PD_CORE_DATATYPE_H
+#define PD_CORE_DATATYPE_H
+
+#include <complex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <wchar.h>
+
+/* Extent of the C struct MPI's pair types describe ({value, index}). */
+#define PD_PAIR_EXTENT(a, b) sizeof(struct { a v; b i; })
+
+/* Classes as the MPI standard groups types for reduction ops (MPI-3.1
+ * section 5.9.2), plus MPI_CHAR, which Open MPI -- and so the OSU
+ * benchmarks' default -- treats as a C integer for arithmetic ops. */
+enum pd_type_class {
+    PD_TC_NONE = 0,     /* no predefined op applies */
+    PD_TC_C_INT,
+    PD_TC_F_INT,
+    PD_TC_FLOAT,
+    PD_TC_LOGICAL,
+    PD_TC_COMPLEX,
+    PD_TC_BYTE,
+    PD_TC_CHAR,
+    PD_TC_PAIR,
+};
+
+/* How one element is laid out in memory: selects the reduction kernel. */
+enum pd_elem_kind {
+    PD_EK_NONE = 0,
+    PD_EK_I8, PD_EK_I16, PD_EK_I32, PD_EK_I64,
+    PD_EK_U8, PD_EK_U16, PD_EK_U32, PD_EK_U64,
+    PD_EK_F32, PD_EK_F64, PD_EK_FLD,
+    PD_EK_CF32, PD_EK_CF64, PD_EK_CFLD,
+    PD_EK_BOOL,
+    PD_EK_LOGICAL8, PD_EK_LOGICAL16, PD_EK_LOGICAL32, PD_EK_LOGICAL64,
+    PD_EK_COUNT,
+};
+
+enum pd_type_id {
+#define PD_TYPE(sym, id, size, extent, name, cls, ek) id,
+#include "core/datatype_list.h"
+#undef PD_TYPE
+    PD_TYPE_COUNT,
+};
+
+struct ompi_datatype_t;
+
+/* NULL unless type is a valid, usable datatype handle. */
+bool pd_type_is_valid(const struct ompi_datatype_t *type);
+enum pd_type_class pd_type_class_of(const struct ompi_datatype_t *type);
+enum pd_elem_kind pd_type_elem_kind(const struct ompi_datatype_t *type);
+size_t pd_type_extent(const struct ompi_datatype_t *type);
+size_t pd_type_size(const struct ompi_datatype_t *type);
+const char *pd_type_name(const struct ompi_datatype_t *type);
+
+#endif

@@ -1,0 +1,137 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/runtime.h"
+
+struct pd_error_desc {
+    const char *name;
+    const char *text;
+};
+
+static const struct pd_error_desc pd_errors[] = {
+    [MPI_SUCCESS] = { "MPI_SUCCESS", "no error" },
+    [MPI_ERR_BUFFER] = { "MPI_ERR_BUFFER", "invalid buffer pointer" },
+    [MPI_ERR_COUNT] = { "MPI_ERR_COUNT", "invalid count argument" },
+    [MPI_ERR_TYPE] = { "MPI_ERR_TYPE", "invalid datatype" },
+    [MPI_ERR_TAG] = { "MPI_ERR_TAG", "invalid tag" },
+    [MPI_ERR_COMM] = { "MPI_ERR_COMM", "invalid communicator" },
+    [MPI_ERR_RANK] = { "MPI_ERR_RANK", "invalid rank" },
+    [MPI_ERR_REQUEST] = { "MPI_ERR_REQUEST", "invalid request" },
+    [MPI_ERR_ROOT] = { "MPI_ERR_ROOT", "invalid root" },
+    [MPI_ERR_GROUP] = { "MPI_ERR_GROUP", "invalid group" },
+    [MPI_ERR_OP] = { "MPI_ERR_OP", "invalid reduce operation" },
+    [MPI_ERR_TOPOLOGY] = { "MPI_ERR_TOPOLOGY", "invalid communicator topology" },
+    [MPI_ERR_DIMS] = { "MPI_ERR_DIMS", "invalid topology dimension" },
+    [MPI_ERR_ARG] = { "MPI_ERR_ARG", "invalid argument of some other kind" },
+    [MPI_ERR_UNKNOWN] = { "MPI_ERR_UNKNOWN", "unknown error" },
+    [MPI_ERR_TRUNCATE] = { "MPI_ERR_TRUNCATE", "message truncated" },
+    [MPI_ERR_OTHER] = { "MPI_ERR_OTHER", "known error not in this list" },
+    [MPI_ERR_INTERN] = { "MPI_ERR_INTERN", "internal error" },
+    [MPI_ERR_IN_STATUS] = { "MPI_ERR_IN_STATUS", "error code is in status" },
+    [MPI_ERR_PENDING] = { "MPI_ERR_PENDING", "pending request" },
+    [MPI_ERR_ACCESS] = { "MPI_ERR_ACCESS", "invalid access mode" },
+    [MPI_ERR_AMODE] = { "MPI_ERR_AMODE", "invalid amode argument" },
+    [MPI_ERR_ASSERT] = { "MPI_ERR_ASSERT", "invalid assert argument" },
+    [MPI_ERR_BAD_FILE] = { "MPI_ERR_BAD_FILE", "bad file" },
+    [MPI_ERR_BASE] = { "MPI_ERR_BASE", "invalid base" },
+    [MPI_ERR_CONVERSION] = { "MPI_ERR_CONVERSION", "error in data conversion" },
+    [MPI_ERR_DISP] = { "MPI_ERR_DISP", "invalid displacement" },
+    [MPI_ERR_DUP_DATAREP] = { "MPI_ERR_DUP_DATAREP", "conversion function registration of a data representation identifier that is already defined" },
+    [MPI_ERR_FILE_EXISTS] = { "MPI_ERR_FILE_EXISTS", "file exists" },
+    [MPI_ERR_FILE_IN_USE] = { "MPI_ERR_FILE_IN_USE", "file operation could not be completed, file in use" },
+    [MPI_ERR_FILE] = { "MPI_ERR_FILE", "invalid file handle" },
+    [MPI_ERR_INFO_KEY] = { "MPI_ERR_INFO_KEY", "info key too long" },
+    [MPI_ERR_INFO_NOKEY] = { "MPI_ERR_INFO_NOKEY", "info key not defined" },
+    [MPI_ERR_INFO_VALUE] = { "MPI_ERR_INFO_VALUE", "info value too long" },
+    [MPI_ERR_INFO] = { "MPI_ERR_INFO", "invalid info object" },
+    [MPI_ERR_IO] = { "MPI_ERR_IO", "input/output error" },
+    [MPI_ERR_KEYVAL] = { "MPI_ERR_KEYVAL", "invalid key value" },
+    [MPI_ERR_LOCKTYPE] = { "MPI_ERR_LOCKTYPE", "invalid lock type" },
+    [MPI_ERR_NAME] = { "MPI_ERR_NAME", "invalid service name" },
+    [MPI_ERR_NO_MEM] = { "MPI_ERR_NO_MEM", "out of memory" },
+    [MPI_ERR_NOT_SAME] = { "MPI_ERR_NOT_SAME", "collective argument not identical on all processes" },
+    [MPI_ERR_NO_SPACE] = { "MPI_ERR_NO_SPACE", "not enough space" },
+    [MPI_ERR_NO_SUCH_FILE] = { "MPI_ERR_NO_SUCH_FILE", "file does not exist" },
+    [MPI_ERR_PORT] = { "MPI_ERR_PORT", "invalid port name" },
+    [MPI_ERR_QUOTA] = { "MPI_ERR_QUOTA", "quota exceeded" },
+    [MPI_ERR_READ_ONLY] = { "MPI_ERR_READ_ONLY", "read-only file or file system" },
+    [MPI_ERR_RMA_CONFLICT] = { "MPI_ERR_RMA_CONFLICT", "conflicting accesses to window" },
+    [MPI_ERR_RMA_SYNC] = { "MPI_ERR_RMA_SYNC", "erroneous RMA synchronization" },
+    [MPI_ERR_SERVICE] = { "MPI_ERR_SERVICE", "invalid service" },
+    [MPI_ERR_SIZE] = { "MPI_ERR_SIZE", "invalid size" },
+    [MPI_ERR_SPAWN] = { "MPI_ERR_SPAWN", "error spawning process" },
+    [MPI_ERR_UNSUPPORTED_DATAREP] = { "MPI_ERR_UNSUPPORTED_DATAREP", "unsupported data representation" },
+    [MPI_ERR_UNSUPPORTED_OPERATION] = { "MPI_ERR_UNSUPPORTED_OPERATION", "operation not supported" },
+    [MPI_ERR_WIN] = { "MPI_ERR_WIN", "invalid window" },
+    [MPI_ERR_RMA_RANGE] = { "MPI_ERR_RMA_RANGE", "target memory outside the window" },
+    [MPI_ERR_RMA_ATTACH] = { "MPI_ERR_RMA_ATTACH", "memory cannot be attached" },
+    [MPI_ERR_RMA_FLAVOR] = { "MPI_ERR_RMA_FLAVOR", "passed window has the wrong flavor" },
+    [MPI_ERR_RMA_SHARED] = { "MPI_ERR_RMA_SHARED", "memory cannot be shared" },
+};
+
+#define PD_NUM_ERRORS ((int)(sizeof(pd_errors) / sizeof(pd_errors[0])))
+
+int pd_error_class_is_valid(int errclass)
+{
+    return errclass >= 0 && errclass < PD_NUM_ERRORS &&
+           pd_errors[errclass].name != NULL;
+}
+
+const char *pd_error_class_name(int errclass)
+{
+    return pd_error_class_is_valid(errclass) ? pd_errors[errclass].name
+                                             : "MPI_ERR_UNKNOWN";
+}
+
+const char *pd_error_class_text(int errclass)
+{
+    return pd_error_class_is_valid(errclass) ? pd_errors[errclass].text
+                                             : "unknown error code";
+}
+
+static _Noreturn void pd_die(const char *line, int errclass)
+{
+    fprintf(stderr, "%s\n", line);
+    pd_runtime_abort(errclass > 0 ? errclass : 1);
+}
+
+int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
+             const char *fmt, ...)
+{
+    char detail[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+
+    bool comm_ok = comm != NULL && comm->magic == PD_MAGIC_COMM &&
+                   comm->kind != PD_COMM_NULL && comm->errhandler != NULL;
+    struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
+    const struct ompi_errhandler_t *handler =
+        comm_ok ? comm->errhandler : world->errhandler;
+    const char *comm_name = comm_ok ? comm->name
+                            : comm == (struct ompi_communicator_t *)MPI_COMM_NULL
+                                ? "MPI_COMM_NULL" : "an invalid communicator";
+
+    char line[1200];
+    snprintf(line, sizeof(line), "pdmpi: rank %d: %s on %s: %s: %s",
+             pd_rt.world.rank, call, comm_name, pd_error_class_name(errclass),
+             detail);
+    if (handler == NULL || handler->kind == PD_ERRH_FATAL)
+        pd_die(line, errclass);
+    pd_log(PD_LOG_INFO, "returning %s", line + strlen("pdmpi: "));
+    return errclass;
+}
+
+int pd_raise_inactive(const char *call)
+{
+    char line[300];
+    int state = pd_runtime_state();
+    snprintf(line, sizeof(line), "pdmpi: %s called %s", call,
+             state == PD_RT_FINALIZED ? "after MPI_Finalize"
+                                      : "before MPI_Init");
+    pd_die(line, MPI_ERR_OTHER);
+}

@@ -1,0 +1,151 @@
+/*
+ * pdmpi's own completion of Open MPI's incomplete handle structs.
+ *
+ * Open MPI's mpi.h declares every handle as a pointer to an incomplete
+ * struct (struct ompi_communicator_t *, ...) and every predefined handle
+ * as the address of an exported object. Compiled user code depends only on
+ * the symbol names and, through copy relocations, on the objects' sizes --
+ * never on their contents -- so pdmpi fills these structs with its own
+ * fields. The predefined objects are padded to Open MPI's exact sizes in
+ * predefined.c.
+ */
+#ifndef PD_CORE_OBJECTS_H
+#define PD_CORE_OBJECTS_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/datatype.h"
+#include "core/op.h"
+
+/* Magic words catch handles of the wrong kind and freed objects. */
+#define PD_MAGIC_COMM 0x434f4d4du       /* "COMM" */
+#define PD_MAGIC_TYPE 0x54595045u       /* "TYPE" */
+#define PD_MAGIC_OP 0x4f505f5fu         /* "OP__" */
+#define PD_MAGIC_ERRH 0x45525248u       /* "ERRH" */
+#define PD_MAGIC_GROUP 0x47525550u      /* "GRUP" */
+#define PD_MAGIC_INFO 0x494e464fu       /* "INFO" */
+#define PD_MAGIC_REQUEST 0x52455155u    /* "REQU" */
+#define PD_MAGIC_MESSAGE 0x4d534747u    /* "MSGG" */
+#define PD_MAGIC_WIN 0x57494e5fu        /* "WIN_" */
+#define PD_MAGIC_FILE 0x46494c45u       /* "FILE" */
+
+enum pd_errhandler_kind {
+    PD_ERRH_NULL = 0,
+    PD_ERRH_FATAL,
+    PD_ERRH_RETURN,
+    PD_ERRH_THROW,      /* C++ bindings' handler; treated as RETURN from C */
+};
+
+struct ompi_errhandler_t {
+    uint32_t magic;
+    int kind;           /* enum pd_errhandler_kind */
+    char name[32];
+};
+
+enum pd_comm_kind {
+    PD_COMM_NULL = 0,
+    PD_COMM_WORLD,
+    PD_COMM_SELF,
+    PD_COMM_USER,
+};
+
+struct pd_comm_state;   /* runtime state, see core/comm.h */
+
+struct ompi_communicator_t {
+    uint32_t magic;
+    int kind;                       /* enum pd_comm_kind */
+    int rank;
+    int size;
+    struct ompi_errhandler_t *errhandler;
+    struct pd_comm_state *state;    /* NULL until MPI_Init */
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+struct ompi_datatype_t {
+    uint32_t magic;
+    int id;                         /* enum pd_type_id */
+    size_t size;                    /* MPI_Type_size: bytes of data */
+    size_t extent;                  /* stride between elements */
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+struct ompi_op_t {
+    uint32_t magic;
+    int id;                         /* enum pd_op_id */
+    char name[32];
+};
+
+/* Objects pdmpi does not implement yet exist so that binaries load; they
+ * carry only a magic word so misuse is detected. */
+struct ompi_group_t { uint32_t magic; int id; };
+struct ompi_info_t { uint32_t magic; int id; };
+struct ompi_request_t { uint32_t magic; int id; };
+struct ompi_message_t { uint32_t magic; int id; };
+struct ompi_win_t { uint32_t magic; int id; };
+struct ompi_file_t { uint32_t magic; int id; };
+
+/* Open MPI's exported object sizes (ABI, see predefined.c). */
+#define PD_ABI_COMM_SIZE 512
+#define PD_ABI_TYPE_SIZE 512
+#define PD_ABI_OP_SIZE 2048
+#define PD_ABI_ERRH_SIZE 1024
+#define PD_ABI_GROUP_SIZE 256
+#define PD_ABI_INFO_SIZE 256
+#define PD_ABI_REQUEST_SIZE 256
+#define PD_ABI_MESSAGE_SIZE 256
+#define PD_ABI_WIN_SIZE 512
+#define PD_ABI_FILE_SIZE 1536
+
+struct ompi_predefined_communicator_t {
+    struct ompi_communicator_t obj;
+    char pad[PD_ABI_COMM_SIZE - sizeof(struct ompi_communicator_t)];
+};
+struct ompi_predefined_datatype_t {
+    struct ompi_datatype_t obj;
+    char pad[PD_ABI_TYPE_SIZE - sizeof(struct ompi_datatype_t)];
+};
+struct ompi_predefined_op_t {
+    struct ompi_op_t obj;
+    char pad[PD_ABI_OP_SIZE - sizeof(struct ompi_op_t)];
+};
+struct ompi_predefined_errhandler_t {
+    struct ompi_errhandler_t obj;
+    char pad[PD_ABI_ERRH_SIZE - sizeof(struct ompi_errhandler_t)];
+};
+struct ompi_predefined_group_t {
+    struct ompi_group_t obj;
+    char pad[PD_ABI_GROUP_SIZE - sizeof(struct ompi_group_t)];
+};
+struct ompi_predefined_info_t {
+    struct ompi_info_t obj;
+    char pad[PD_ABI_INFO_SIZE - sizeof(struct ompi_info_t)];
+};
+struct ompi_predefined_request_t {
+    struct ompi_request_t obj;
+    char pad[PD_ABI_REQUEST_SIZE - sizeof(struct ompi_request_t)];
+};
+struct ompi_predefined_message_t {
+    struct ompi_message_t obj;
+    char pad[PD_ABI_MESSAGE_SIZE - sizeof(struct ompi_message_t)];
+};
+struct ompi_predefined_win_t {
+    struct ompi_win_t obj;
+    char pad[PD_ABI_WIN_SIZE - sizeof(struct ompi_win_t)];
+};
+struct ompi_predefined_file_t {
+    struct ompi_file_t obj;
+    char pad[PD_ABI_FILE_SIZE - sizeof(struct ompi_file_t)];
+};
+
+/* Exported by libmpi.so.40 but only declared by mpi.h under MPI-1
+ * compatibility or not at all; binaries built elsewhere may copy them. */
+OMPI_DECLSPEC extern struct ompi_predefined_datatype_t ompi_mpi_lb;
+OMPI_DECLSPEC extern struct ompi_predefined_datatype_t ompi_mpi_ub;
+OMPI_DECLSPEC extern struct ompi_predefined_datatype_t ompi_mpi_c_complex;
+OMPI_DECLSPEC extern struct ompi_predefined_datatype_t ompi_mpi_unavailable;
+OMPI_DECLSPEC extern struct ompi_predefined_errhandler_t ompi_mpi_errors_throw_exceptions;
+OMPI_DECLSPEC extern struct ompi_status_public_t ompi_status_empty;
+
+#endif

@@ -1,0 +1,11 @@
+/* Kernel tables behind pd_op_kernel (core/op.c). */
+#ifndef PD_CORE_REDUCE_KERNELS_H
+#define PD_CORE_REDUCE_KERNELS_H
+
+#include "core/datatype.h"
+#include "core/op.h"
+
+pd_reduce_fn pd_kernel_lookup(enum pd_elem_kind kind, enum pd_op_id op);
+pd_reduce_fn pd_loc_kernel_lookup(enum pd_type_id type, enum pd_op_id op);
+
+#endif

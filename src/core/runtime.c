@@ -1,0 +1,148 @@
+/* MPI_Init / MPI_Finalize / MPI_Abort behind the API layer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/log.h"
+#include "core/runtime.h"
+#include "route/route.h"
+
+#ifndef PD_GLOO_VERSION
+#define PD_GLOO_VERSION "none"
+#endif
+
+struct pd_runtime pd_rt;
+
+/* Communicator ids: world and self are fixed; user communicators come
+ * later from a counter that advances identically on every rank. */
+enum { PD_COMM_ID_WORLD = 0, PD_COMM_ID_SELF = 1 };
+
+static int pd_connect_store(char *err, size_t errlen)
+{
+    if (pd_rt.world.size == 1)
+        return 0;
+    char why[512];
+    if (pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
+                         pd_rt.world.rank, pd_rt.config.timeout_ms,
+                         &pd_rt.store, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "cannot reach the rendezvous store %s (%s): %s",
+                 pd_rt.world.store_addr, pd_rt.world.launcher, why);
+        return -1;
+    }
+    return 0;
+}
+
+static void pd_log_world(void)
+{
+    if (!pd_log_enabled(PD_LOG_INFO) || pd_rt.world.rank != 0)
+        return;
+    char routes[256], transport[256] = "none";
+    struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
+    struct pd_comm_state *st = world->state;
+    pd_route_describe(pd_rt.config.backend, pd_rt.world.size, routes,
+                      sizeof(routes));
+    if (st->host_ops->describe != NULL)
+        st->host_ops->describe(st->host_comm, transport, sizeof(transport));
+    pd_log(PD_LOG_INFO,
+           "pdmpi %s: world of %d formed by %s (local size %d), store %s, "
+           "timeout %d ms",
+           PACKAGE_VERSION, pd_rt.world.size, pd_rt.world.launcher,
+           pd_rt.world.local_size,
+           pd_rt.world.store_addr[0] ? pd_rt.world.store_addr : "none",
+           pd_rt.config.timeout_ms);
+    pd_log(PD_LOG_INFO, "backends: %s", routes);
+    pd_log(PD_LOG_INFO, "host transport: %s; built with gloo %s, Open MPI %d.%d.%d ABI",
+           transport, PD_GLOO_VERSION, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+           OMPI_RELEASE_VERSION);
+}
+
+int pd_runtime_init(int required_level, int *provided, char *err,
+                    size_t errlen)
+{
+    char why[512];
+    if (pd_config_load(&pd_rt.config, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "bad configuration: %s", why);
+        return MPI_ERR_ARG;
+    }
+    pd_log_level = pd_rt.config.debug_level;
+
+    if (pd_world_detect(&pd_rt.world, pd_rt.config.launcher, why,
+                        sizeof(why)) != 0) {
+        snprintf(err, errlen, "cannot form the world: %s", why);
+        return MPI_ERR_OTHER;
+    }
+    pd_log_set_rank(pd_rt.world.rank);
+    /* A launcher's backend request applies unless PDMPI_BACKEND is set. */
+    if (getenv("PDMPI_BACKEND") == NULL && pd_rt.world.backend_hint[0] != '\0')
+        snprintf(pd_rt.config.backend, sizeof(pd_rt.config.backend), "%s",
+                 pd_rt.world.backend_hint);
+    if (pd_route_check_policy(pd_rt.config.backend, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s", why);
+        return MPI_ERR_OTHER;
+    }
+    if (gethostname(pd_rt.host, sizeof(pd_rt.host)) != 0)
+        strcpy(pd_rt.host, "localhost");
+    pd_rt.host[sizeof(pd_rt.host) - 1] = '\0';
+
+    if (pd_connect_store(err, errlen) != 0)
+        return MPI_ERR_OTHER;
+
+    struct pd_fail fail = { 0, "" };
+    struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
+    struct ompi_communicator_t *self = (struct ompi_communicator_t *)MPI_COMM_SELF;
+    if (pd_comm_activate(world, pd_rt.world.rank, pd_rt.world.size,
+                         PD_COMM_ID_WORLD, &fail) != 0 ||
+        pd_comm_activate(self, 0, 1, PD_COMM_ID_SELF, &fail) != 0) {
+        snprintf(err, errlen, "%s", fail.msg);
+        pd_comm_deactivate(world);
+        if (pd_rt.store != NULL)
+            pd_store_close(pd_rt.store);
+        pd_rt.store = NULL;
+        return fail.errclass;
+    }
+
+    /* Every level is provided: each communicator serializes its own
+     * calls and the store client locks, so threads may call freely. */
+    pd_rt.thread_level = required_level;
+    if (pd_rt.thread_level < MPI_THREAD_SINGLE)
+        pd_rt.thread_level = MPI_THREAD_SINGLE;
+    if (pd_rt.thread_level > MPI_THREAD_MULTIPLE)
+        pd_rt.thread_level = MPI_THREAD_MULTIPLE;
+    if (provided != NULL)
+        *provided = pd_rt.thread_level;
+    pd_rt.main_thread = pthread_self();
+    __atomic_store_n(&pd_rt.state, PD_RT_ACTIVE, __ATOMIC_RELEASE);
+    pd_log_world();
+    return MPI_SUCCESS;
+}
+
+int pd_runtime_finalize(char *err, size_t errlen)
+{
+    struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
+    struct ompi_communicator_t *self = (struct ompi_communicator_t *)MPI_COMM_SELF;
+    struct pd_fail fail = { 0, "" };
+    /* No rank lets go of the launcher while another still needs it. */
+    int rc = pd_coll_barrier(world, &fail);
+    if (rc != MPI_SUCCESS)
+        snprintf(err, errlen, "%s", fail.msg);
+    __atomic_store_n(&pd_rt.state, PD_RT_FINALIZED, __ATOMIC_RELEASE);
+    pd_comm_deactivate(self);
+    pd_comm_deactivate(world);
+    if (pd_rt.store != NULL)
+        pd_store_close(pd_rt.store);
+    pd_rt.store = NULL;
+    return rc;
+}
+
+_Noreturn void pd_runtime_abort(int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    /* The launcher sees this exit status and takes the other ranks down;
+     * exit statuses are 8 bits, so keep a non-zero code non-zero. */
+    if (code != 0 && (code & 0xff) == 0)
+        code = 1;
+    _exit(code & 0xff);
+}

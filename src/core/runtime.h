@@ -1,0 +1,46 @@
+/* Process-wide state between MPI_Init and MPI_Finalize. */
+#ifndef PD_CORE_RUNTIME_H
+#define PD_CORE_RUNTIME_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "boot/world.h"
+#include "core/config.h"
+
+enum pd_runtime_state {
+    PD_RT_UNINITIALIZED = 0,
+    PD_RT_ACTIVE,
+    PD_RT_FINALIZED,
+};
+
+struct pd_runtime {
+    int state;                      /* enum pd_runtime_state (atomic) */
+    int thread_level;               /* provided MPI_THREAD_* level */
+    pthread_t main_thread;
+    struct pd_world world;
+    struct pd_config config;
+    struct pd_store_client *store;  /* NULL for a one-process world */
+    char host[256];                 /* this process's host name */
+};
+
+extern struct pd_runtime pd_rt;
+
+static inline int pd_runtime_state(void)
+{
+    return __atomic_load_n(&pd_rt.state, __ATOMIC_ACQUIRE);
+}
+
+/* MPI_Init's work: configuration, world, store, MPI_COMM_WORLD/SELF.
+ * Returns an MPI error class, with a message in err on failure. */
+int pd_runtime_init(int required_level, int *provided, char *err,
+                    size_t errlen);
+
+/* MPI_Finalize's work: a barrier on MPI_COMM_WORLD, then release
+ * communicators and the store connection. */
+int pd_runtime_finalize(char *err, size_t errlen);
+
+/* End this process -- and, through the launcher, the job -- with code. */
+_Noreturn void pd_runtime_abort(int code);
+
+#endif
