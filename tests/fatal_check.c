@@ -1,0 +1,69 @@
+/*
+ * fatal_check.c - errors that must end the job, not return.
+ *
+ * Usage: fatal_check MODE, MODE one of
+ *   fatal           MPI_Allreduce with count -1 under the default handler,
+ *                   MPI_ERRORS_ARE_FATAL: the job must die with a one-line
+ *                   message on stderr and a non-zero exit status.
+ *   before-init     MPI_Comm_rank before MPI_Init.
+ *   after-finalize  MPI_Allreduce after MPI_Finalize.
+ * The last two are erroneous programs; the library must say so clearly and
+ * exit non-zero rather than crash or carry on.
+ *
+ * The checking is left to the caller (a test script), which looks at the
+ * exit status and stderr. When the library lets a bad call return, this
+ * program prints a line starting with "fatal_check: SURVIVED" and exits 0,
+ * so "the job exited 0" always means the library failed to stop it.
+ */
+#include <mpi.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int survived(const char *mode, const char *call, int rc)
+{
+    printf("fatal_check: SURVIVED %s: %s returned %d\n", mode, call, rc);
+    fflush(stdout);
+    return 0;
+}
+
+static int run_fatal(int *argc, char ***argv)
+{
+    float in = 1.0f, out = 0.0f;
+    MPI_Init(argc, argv);
+    int rc = MPI_Allreduce(&in, &out, -1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    survived("fatal", "MPI_Allreduce(count -1)", rc);
+    MPI_Finalize();
+    return 0;
+}
+
+static int run_before_init(void)
+{
+    int rank = -1;
+    int rc = MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return survived("before-init", "MPI_Comm_rank", rc);
+}
+
+static int run_after_finalize(int *argc, char ***argv)
+{
+    float in = 1.0f, out = 0.0f;
+    MPI_Init(argc, argv);
+    MPI_Finalize();
+    int rc = MPI_Allreduce(&in, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    return survived("after-finalize", "MPI_Allreduce", rc);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+
+    if (strcmp(mode, "fatal") == 0)
+        return run_fatal(&argc, &argv);
+    if (strcmp(mode, "before-init") == 0)
+        return run_before_init();
+    if (strcmp(mode, "after-finalize") == 0)
+        return run_after_finalize(&argc, &argv);
+
+    fprintf(stderr, "usage: fatal_check fatal|before-init|after-finalize\n");
+    return 2;
+}
