@@ -1,0 +1,253 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* POSIX and Linux calls under -std=c11 */
+#endif
+#include "net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int64_t pd_net_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int copy_part(char *dst, size_t dstlen, const char *src, size_t len)
+{
+    if (len + 1 > dstlen)
+        return -1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+static int port_is_valid(const char *port)
+{
+    if (*port == '\0')
+        return 0;
+    long value = 0;
+    for (const char *p = port; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        value = value * 10 + (*p - '0');
+        if (value > 65535)
+            return 0;
+    }
+    return value > 0;
+}
+
+int pd_net_split_addr(const char *addr, char *host, size_t hostlen,
+                      char *port, size_t portlen, char *err, size_t errlen)
+{
+    const char *host_start = addr;
+    const char *host_end;
+    const char *colon;
+
+    if (addr == NULL || *addr == '\0') {
+        snprintf(err, errlen, "empty address (expected host:port)");
+        return -1;
+    }
+    if (addr[0] == '[') {
+        host_start = addr + 1;
+        host_end = strchr(host_start, ']');
+        if (host_end == NULL || host_end[1] != ':') {
+            snprintf(err, errlen, "bad address '%s' (expected [v6addr]:port)",
+                     addr);
+            return -1;
+        }
+        colon = host_end + 1;
+    } else {
+        colon = strrchr(addr, ':');
+        if (colon == NULL) {
+            snprintf(err, errlen, "bad address '%s' (expected host:port)",
+                     addr);
+            return -1;
+        }
+        if (memchr(addr, ':', (size_t)(colon - addr)) != NULL) {
+            snprintf(err, errlen,
+                     "bad address '%s' (write IPv6 addresses as [addr]:port)",
+                     addr);
+            return -1;
+        }
+        host_end = colon;
+    }
+    if (host_end == host_start) {
+        snprintf(err, errlen, "bad address '%s' (empty host)", addr);
+        return -1;
+    }
+    if (copy_part(host, hostlen, host_start, (size_t)(host_end - host_start)) ||
+        copy_part(port, portlen, colon + 1, strlen(colon + 1))) {
+        snprintf(err, errlen, "bad address '%s' (too long)", addr);
+        return -1;
+    }
+    if (!port_is_valid(port)) {
+        snprintf(err, errlen, "bad address '%s' (port must be 1-65535)", addr);
+        return -1;
+    }
+    return 0;
+}
+
+int pd_net_set_nonblocking(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0)
+        return -1;
+    return fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+int pd_net_set_cloexec(int fd)
+{
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0)
+        return -1;
+    return fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+int pd_net_set_nodelay(int fd)
+{
+    int one = 1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+static int remaining_ms(int64_t deadline_ms)
+{
+    int64_t left = deadline_ms - pd_net_now_ms();
+    if (left <= 0)
+        return 0;
+    return left > 1000000 ? 1000000 : (int)left;
+}
+
+/* Wait for events on fd; 0 when ready, -1 with ETIMEDOUT when not. */
+static int wait_for(int fd, short events, int64_t deadline_ms)
+{
+    for (;;) {
+        struct pollfd pfd = { .fd = fd, .events = events };
+        int timeout = remaining_ms(deadline_ms);
+        int n = poll(&pfd, 1, timeout);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -1;
+        if (n == 0 && timeout == 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+    }
+}
+
+/* Complete a connect() that returned EINPROGRESS. */
+static int finish_connect(int fd, int64_t deadline_ms)
+{
+    if (wait_for(fd, POLLOUT, deadline_ms) < 0)
+        return -1;
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+        return -1;
+    if (soerr != 0) {
+        errno = soerr;
+        return -1;
+    }
+    return 0;
+}
+
+int pd_net_connect(const struct sockaddr *sa, socklen_t salen,
+                   int64_t deadline_ms)
+{
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, sa, salen) == 0)
+        return fd;
+    if ((errno == EINPROGRESS || errno == EINTR) &&
+        finish_connect(fd, deadline_ms) == 0)
+        return fd;
+
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+int pd_net_write_all(int fd, const void *buf, size_t len, int64_t deadline_ms)
+{
+    const char *p = buf;
+    while (len > 0) {
+        /* MSG_NOSIGNAL: a vanished peer must be an error, not SIGPIPE. */
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        if (wait_for(fd, POLLOUT, deadline_ms) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int pd_net_read_all(int fd, void *buf, size_t len, int64_t deadline_ms)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = recv(fd, p, len, 0);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        if (wait_for(fd, POLLIN, deadline_ms) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int pd_net_numeric_host(const struct sockaddr *sa, socklen_t salen,
+                        char *buf, size_t buflen)
+{
+    int rc = getnameinfo(sa, salen, buf, (socklen_t)buflen, NULL, 0,
+                         NI_NUMERICHOST);
+    if (rc != 0) {
+        snprintf(buf, buflen, "?");
+        return -1;
+    }
+    return 0;
+}
+
+void pd_net_format_sockaddr(const struct sockaddr *sa, socklen_t salen,
+                            char *buf, size_t buflen)
+{
+    char host[PD_NET_HOST_LEN];
+    char port[PD_NET_PORT_LEN];
+    if (getnameinfo(sa, salen, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        snprintf(buf, buflen, "?");
+        return;
+    }
+    if (sa->sa_family == AF_INET6)
+        snprintf(buf, buflen, "[%s]:%s", host, port);
+    else
+        snprintf(buf, buflen, "%s:%s", host, port);
+}

@@ -1,0 +1,571 @@
+/*
+ * Self-test of the rendezvous store: a server, well-behaved clients on
+ * several threads, and misbehaving raw sockets (wrong job key, garbage,
+ * oversized frames, stalled writers, non-readers) that must be refused or
+ * tolerated without disturbing anyone else. Prints TAP ("ok N - ...").
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* POSIX and Linux calls under -std=c11 */
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/net.h"
+#include "boot/store.h"
+#include "boot/store_proto.h"
+
+#define WATCHDOG_SECONDS 60
+#define NUM_OWN_CLIENTS 6
+#define NUM_SHARED_THREADS 4
+#define ADDS_PER_THREAD 50
+
+static int tests_run;
+static int tests_failed;
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void check(int ok, const char *name, const char *fmt, ...)
+{
+    pthread_mutex_lock(&report_lock);
+    tests_run++;
+    if (ok) {
+        printf("ok %d - %s\n", tests_run, name);
+    } else {
+        tests_failed++;
+        printf("not ok %d - %s", tests_run, name);
+        if (fmt != NULL) {
+            va_list ap;
+            va_start(ap, fmt);
+            printf(": ");
+            vprintf(fmt, ap);
+            va_end(ap);
+        }
+        printf("\n");
+    }
+    fflush(stdout);
+    pthread_mutex_unlock(&report_lock);
+}
+
+static char job_key[64];
+static char store_addr[PD_STORE_ADDR_LEN];
+static int store_port;
+
+static struct pd_store_client *connect_or_die(const char *key, int rank)
+{
+    struct pd_store_client *c = NULL;
+    char err[512];
+    if (pd_store_connect(store_addr, key, rank, 5000, &c, err, sizeof err)) {
+        printf("Bail out! cannot connect rank %d: %s\n", rank, err);
+        exit(1);
+    }
+    return c;
+}
+
+/* A working client can still set and get: the server is not disturbed. */
+static int store_still_works(const char *tag)
+{
+    struct pd_store_client *c = connect_or_die(job_key, 99);
+    char err[512], key[64];
+    void *value = NULL;
+    size_t len = 0;
+    snprintf(key, sizeof key, "alive/%s", tag);
+    int ok = pd_store_set(c, key, tag, strlen(tag), err, sizeof err) == 0 &&
+             pd_store_get(c, key, &value, &len, 1000, err, sizeof err) == 0 &&
+             len == strlen(tag) && memcmp(value, tag, len) == 0;
+    free(value);
+    pd_store_close(c);
+    return ok;
+}
+
+/* ------------------------------------------------------- raw sockets */
+
+static int raw_connect(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)store_port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct timeval tv = { .tv_sec = 3 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        printf("Bail out! raw connect: %s\n", strerror(errno));
+        exit(1);
+    }
+    return fd;
+}
+
+static void raw_send(int fd, const void *buf, size_t len)
+{
+    if (pd_net_write_all(fd, buf, len, pd_net_now_ms() + 3000) < 0)
+        printf("# raw send failed: %s\n", strerror(errno));
+}
+
+static void raw_frame(int fd, uint16_t op, const char *key, const void *value,
+                      uint32_t vallen)
+{
+    uint8_t frame[PD_STORE_HEADER_LEN + 256];
+    size_t keylen = strlen(key);
+    pd_store_encode_header(frame, op, (uint32_t)keylen, vallen);
+    memcpy(frame + PD_STORE_HEADER_LEN, key, keylen);
+    memcpy(frame + PD_STORE_HEADER_LEN + keylen, value, vallen);
+    raw_send(fd, frame, PD_STORE_HEADER_LEN + keylen + vallen);
+}
+
+/* Read one reply header; returns its op or -1. Skips the body. */
+static int raw_reply_op(int fd)
+{
+    uint8_t head[PD_STORE_HEADER_LEN];
+    if (pd_net_read_all(fd, head, sizeof head, pd_net_now_ms() + 3000) < 0)
+        return -1;
+    struct pd_store_header h;
+    pd_store_decode_header(head, &h);
+    char sink[4096];
+    for (uint32_t left = h.vallen; left > 0;) {
+        uint32_t n = left < sizeof sink ? left : sizeof sink;
+        if (pd_net_read_all(fd, sink, n, pd_net_now_ms() + 3000) < 0)
+            return -1;
+        left -= n;
+    }
+    return h.op;
+}
+
+static void raw_hello(int fd, const char *key)
+{
+    uint8_t rank[4];
+    pd_store_put_u32(rank, 7);
+    raw_frame(fd, PD_STORE_OP_HELLO, key, rank, sizeof rank);
+}
+
+/* 1 when the server closed the connection (after any pending bytes). */
+static int raw_sees_eof(int fd)
+{
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n == 0)
+            return 1;
+        if (n < 0)
+            return errno == ECONNRESET;
+    }
+}
+
+/* ---------------------------------------------------------- the tests */
+
+static void test_job_key(void)
+{
+    char a[64], b[64];
+    pd_store_make_job_key(a, sizeof a);
+    pd_store_make_job_key(b, sizeof b);
+    int hex = strspn(a, "0123456789abcdef") == 32 && strlen(a) == 32;
+    check(hex, "job key is 32 hex chars", "got '%s'", a);
+    check(strcmp(a, b) != 0, "two job keys differ", "both '%s'", a);
+}
+
+static void test_bad_addresses(void)
+{
+    struct pd_store_client *c = NULL;
+    char err[512];
+    int rc = pd_store_connect("nocolon", job_key, 0, 1000, &c, err,
+                              sizeof err);
+    check(rc < 0 && strstr(err, "nocolon"), "address without port refused",
+          "%s", err);
+    rc = pd_store_connect("::1:5", job_key, 0, 1000, &c, err, sizeof err);
+    check(rc < 0 && strstr(err, "[addr]:port"), "bare IPv6 refused", "%s",
+          err);
+}
+
+static void test_set_get_basics(void)
+{
+    struct pd_store_client *c = connect_or_die(job_key, 0);
+    char err[512];
+    char host[64];
+    void *value = NULL;
+    size_t len = 0;
+
+    check(pd_store_local_host(c, host, sizeof host) == 0 &&
+              strcmp(host, "127.0.0.1") == 0,
+          "local host is the loopback address", "got '%s'", host);
+
+    int rc = pd_store_set(c, "k", "hello", 5, err, sizeof err);
+    rc = rc ? rc : pd_store_get(c, "k", &value, &len, 1000, err, sizeof err);
+    check(rc == 0 && len == 5 && memcmp(value, "hello", 5) == 0,
+          "set then get", "%s", rc ? err : "wrong value");
+    free(value);
+
+    rc = pd_store_set(c, "k", "", 0, err, sizeof err);
+    rc = rc ? rc : pd_store_get(c, "k", &value, &len, 1000, err, sizeof err);
+    check(rc == 0 && len == 0, "overwrite with an empty value", "%s", err);
+    free(value);
+
+    size_t big_len = 3u << 20;
+    char *big = malloc(big_len);
+    for (size_t i = 0; i < big_len; i++)
+        big[i] = (char)(i * 7);
+    rc = pd_store_set(c, "big", big, big_len, err, sizeof err);
+    rc = rc ? rc : pd_store_get(c, "big", &value, &len, 1000, err, sizeof err);
+    check(rc == 0 && len == big_len && memcmp(value, big, big_len) == 0,
+          "3 MiB value round trip", "%s", err);
+    free(value);
+    free(big);
+
+    int64_t total = 0;
+    rc = pd_store_add(c, "ctr", 5, &total, err, sizeof err);
+    rc = rc ? rc : pd_store_add(c, "ctr", -2, &total, err, sizeof err);
+    check(rc == 0 && total == 3, "add creates and adds", "%s total=%" PRId64,
+          err, total);
+    rc = pd_store_get(c, "ctr", &value, &len, 0, err, sizeof err);
+    check(rc == 0 && len == 1 && memcmp(value, "3", 1) == 0,
+          "a counter reads as decimal text", "%s", err);
+    free(value);
+
+    rc = pd_store_add(c, "big", 1, &total, err, sizeof err);
+    check(rc < 0 && strstr(err, "not a counter") != NULL,
+          "add to a non-counter is an error", "%s", err);
+    rc = pd_store_set(c, "k", "x", 1, err, sizeof err);
+    check(rc == 0, "client usable after a refused add", "%s", err);
+
+    char long_key[PD_STORE_MAX_KEY + 2];
+    memset(long_key, 'a', sizeof long_key - 1);
+    long_key[sizeof long_key - 1] = '\0';
+    rc = pd_store_set(c, long_key, "v", 1, err, sizeof err);
+    check(rc < 0 && strstr(err, "limit"), "over-long key refused", "%s", err);
+
+    int64_t start = pd_net_now_ms();
+    rc = pd_store_get(c, "missing", &value, &len, 200, err, sizeof err);
+    int64_t waited = pd_net_now_ms() - start;
+    check(rc < 0 && strstr(err, "timed out after 200 ms waiting for key "
+                                "missing") && waited >= 190 && waited < 4000,
+          "get of a missing key times out", "rc=%d after %" PRId64 " ms: %s",
+          rc, waited, err);
+    rc = pd_store_set(c, "after-timeout", "1", 1, err, sizeof err);
+    check(rc == 0, "client usable after a get timed out", "%s", err);
+    pd_store_close(c);
+}
+
+struct waiter {
+    const char *key;
+    int timeout_ms;
+    int rc;
+    int64_t waited_ms;
+    char value[64];
+    char err[512];
+};
+
+static void *wait_for_key(void *arg)
+{
+    struct waiter *w = arg;
+    struct pd_store_client *c = connect_or_die(job_key, 1);
+    void *value = NULL;
+    size_t len = 0;
+    int64_t start = pd_net_now_ms();
+    w->rc = pd_store_get(c, w->key, &value, &len, w->timeout_ms, w->err,
+                         sizeof w->err);
+    w->waited_ms = pd_net_now_ms() - start;
+    if (w->rc == 0)
+        snprintf(w->value, sizeof w->value, "%.*s", (int)len, (char *)value);
+    free(value);
+    pd_store_close(c);
+    return NULL;
+}
+
+static void test_parked_get_is_woken(void)
+{
+    struct waiter w = { .key = "late", .timeout_ms = 5000 };
+    pthread_t t;
+    pthread_create(&t, NULL, wait_for_key, &w);
+    usleep(150 * 1000);
+    struct pd_store_client *c = connect_or_die(job_key, 2);
+    char err[512];
+    pd_store_set(c, "late", "arrived", 7, err, sizeof err);
+    pthread_join(t, NULL);
+    check(w.rc == 0 && strcmp(w.value, "arrived") == 0 && w.waited_ms < 4000,
+          "a waiting get is answered by a later set",
+          "rc=%d value='%s' after %" PRId64 " ms: %s", w.rc, w.value,
+          w.waited_ms, w.err);
+
+    /* Several waiters on one key, woken by an add. */
+    struct waiter ws[3];
+    pthread_t ts[3];
+    for (int i = 0; i < 3; i++) {
+        ws[i] = (struct waiter){ .key = "go", .timeout_ms = 5000 };
+        pthread_create(&ts[i], NULL, wait_for_key, &ws[i]);
+    }
+    usleep(150 * 1000);
+    int64_t total;
+    pd_store_add(c, "go", 1, &total, err, sizeof err);
+    int ok = 1;
+    for (int i = 0; i < 3; i++) {
+        pthread_join(ts[i], NULL);
+        ok &= ws[i].rc == 0 && strcmp(ws[i].value, "1") == 0;
+    }
+    check(ok, "three waiters on one key are all woken", NULL);
+    pd_store_close(c);
+}
+
+/*
+ * Every worker publishes before anyone reads: threads that share a client
+ * also share its one-request-at-a-time lock, so a GET waiting for a key
+ * that a sibling on the same client has yet to SET would wait it out.
+ */
+static pthread_barrier_t published;
+
+struct worker {
+    int rank;
+    struct pd_store_client *shared;  /* NULL: connect our own */
+    int failures;
+    char err[512];
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct pd_store_client *c = w->shared ? w->shared
+                                          : connect_or_die(job_key, w->rank);
+    int nworkers = NUM_OWN_CLIENTS + NUM_SHARED_THREADS;
+    char key[64], want[64];
+    snprintf(key, sizeof key, "addr/%d", w->rank);
+    snprintf(want, sizeof want, "rank-%d-value", w->rank);
+    if (pd_store_set(c, key, want, strlen(want), w->err, sizeof w->err))
+        w->failures++;
+    for (int i = 0; i < ADDS_PER_THREAD; i++) {
+        int64_t total;
+        if (pd_store_add(c, "barrier", 1, &total, w->err, sizeof w->err))
+            w->failures++;
+    }
+    pthread_barrier_wait(&published);
+    for (int peer = 0; peer < nworkers; peer++) {
+        void *value = NULL;
+        size_t len = 0;
+        snprintf(key, sizeof key, "addr/%d", peer);
+        snprintf(want, sizeof want, "rank-%d-value", peer);
+        if (pd_store_get(c, key, &value, &len, 5000, w->err, sizeof w->err) ||
+            len != strlen(want) || memcmp(value, want, len) != 0)
+            w->failures++;
+        free(value);
+    }
+    if (!w->shared)
+        pd_store_close(c);
+    return NULL;
+}
+
+static void test_many_threads(void)
+{
+    enum { N = NUM_OWN_CLIENTS + NUM_SHARED_THREADS };
+    struct worker workers[N];
+    pthread_t threads[N];
+    struct pd_store_client *shared = connect_or_die(job_key, 50);
+    pthread_barrier_init(&published, NULL, N);
+    for (int i = 0; i < N; i++) {
+        workers[i] = (struct worker){
+            .rank = i, .shared = i >= NUM_OWN_CLIENTS ? shared : NULL,
+        };
+        pthread_create(&threads[i], NULL, worker_main, &workers[i]);
+    }
+    int failures = 0;
+    const char *first_err = "";
+    for (int i = 0; i < N; i++) {
+        pthread_join(threads[i], NULL);
+        failures += workers[i].failures;
+        if (workers[i].failures && !*first_err)
+            first_err = workers[i].err;
+    }
+    pthread_barrier_destroy(&published);
+    check(failures == 0, "threads exchange keys (own and shared clients)",
+          "%d failures, e.g. %s", failures, first_err);
+
+    char err[512];
+    int64_t total = 0;
+    pd_store_add(shared, "barrier", 0, &total, err, sizeof err);
+    check(total == (int64_t)N * ADDS_PER_THREAD, "concurrent adds all count",
+          "total %" PRId64, total);
+    pd_store_close(shared);
+}
+
+static void test_wrong_job_key(void)
+{
+    struct pd_store_client *c = NULL;
+    char err[512];
+    int64_t start = pd_net_now_ms();
+    int rc = pd_store_connect(store_addr, "not-this-job", 3, 5000, &c, err,
+                              sizeof err);
+    int64_t took = pd_net_now_ms() - start;
+    check(rc < 0 && strstr(err, "wrong job key") && took < 3000,
+          "wrong job key refused at once", "rc=%d after %" PRId64 " ms: %s",
+          rc, took, err);
+    check(store_still_works("after-wrong-key"),
+          "others still served after a wrong job key", NULL);
+}
+
+static void test_misbehaving_peers(void)
+{
+    int garbage = raw_connect();
+    const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    raw_send(garbage, http, sizeof http - 1);
+    check(raw_sees_eof(garbage), "garbage bytes: connection dropped", NULL);
+    close(garbage);
+
+    int no_hello = raw_connect();
+    raw_frame(no_hello, PD_STORE_OP_SET, "k", "v", 1);
+    int op = raw_reply_op(no_hello);
+    check(op == PD_STORE_OP_ERR && raw_sees_eof(no_hello),
+          "first frame not HELLO: error then dropped", "op %d", op);
+    close(no_hello);
+
+    int oversized = raw_connect();
+    raw_hello(oversized, job_key);
+    op = raw_reply_op(oversized);
+    uint8_t head[PD_STORE_HEADER_LEN];
+    pd_store_encode_header(head, PD_STORE_OP_SET, 1, PD_STORE_MAX_VALUE + 1);
+    raw_send(oversized, head, sizeof head);
+    check(op == PD_STORE_OP_OK && raw_sees_eof(oversized),
+          "oversized value header: dropped before the body", "hello op %d",
+          op);
+    close(oversized);
+
+    int bad_version = raw_connect();
+    pd_store_encode_header(head, PD_STORE_OP_HELLO, 4, 4);
+    pd_store_put_u16(head + 4, 99);
+    raw_send(bad_version, head, sizeof head);
+    check(raw_sees_eof(bad_version), "unknown version: dropped", NULL);
+    close(bad_version);
+
+    /* A writer that stalls mid-header, and a client that never reads its
+     * (large) replies: neither may hold up anyone else. */
+    int stalled = raw_connect();
+    raw_send(stalled, head, 5);
+    int deaf = raw_connect();
+    raw_hello(deaf, job_key);
+    raw_reply_op(deaf);
+    uint8_t timeout[4];
+    pd_store_put_u32(timeout, 0);
+    for (int i = 0; i < 4; i++)
+        raw_frame(deaf, PD_STORE_OP_GET, "big", timeout, sizeof timeout);
+    usleep(100 * 1000);
+    check(store_still_works("beside-stalled-peers"),
+          "others served beside a stalled writer and a non-reader", NULL);
+    close(stalled);
+    close(deaf);
+    check(store_still_works("after-misbehavers"),
+          "others still served after misbehaving peers", NULL);
+}
+
+static int64_t cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A peer that resets while its GET is parked and more requests wait
+ * behind it must be dropped, not spun on. */
+static void test_reset_while_parked(void)
+{
+    int fd = raw_connect();
+    raw_hello(fd, job_key);
+    raw_reply_op(fd);
+    uint8_t timeout[4];
+    pd_store_put_u32(timeout, 5000);
+    raw_frame(fd, PD_STORE_OP_GET, "absent", timeout, sizeof timeout);
+    raw_frame(fd, PD_STORE_OP_GET, "absent", timeout, sizeof timeout);
+    usleep(100 * 1000);
+    struct linger reset = { .l_onoff = 1, .l_linger = 0 };
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    close(fd);
+
+    int64_t cpu_before = cpu_ms();
+    usleep(300 * 1000);
+    int64_t spent = cpu_ms() - cpu_before;
+    check(spent < 150, "a reset peer with a parked get costs no CPU",
+          "%" PRId64 " ms of CPU in 300 ms", spent);
+    check(store_still_works("after-reset"), "others served after a reset",
+          NULL);
+}
+
+static void test_connect_refused_times_out(void)
+{
+    /* A bound but not listening socket: connects to it are refused. */
+    int holder = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t salen = sizeof sa;
+    bind(holder, (struct sockaddr *)&sa, sizeof sa);
+    getsockname(holder, (struct sockaddr *)&sa, &salen);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
+
+    struct pd_store_client *c = NULL;
+    char err[512];
+    int64_t start = pd_net_now_ms();
+    int rc = pd_store_connect(addr, job_key, 0, 300, &c, err, sizeof err);
+    int64_t took = pd_net_now_ms() - start;
+    check(rc < 0 && took >= 290 && took < 3000 && strstr(err, addr) &&
+              strstr(err, "refused") && strstr(err, "attempts"),
+          "connect to a dead port gives up at its deadline",
+          "rc=%d after %" PRId64 " ms: %s", rc, took, err);
+    printf("# %s\n", err);
+    close(holder);
+}
+
+static void test_stop_with_waiter(struct pd_store_server *server)
+{
+    struct waiter w = { .key = "never", .timeout_ms = 10000 };
+    pthread_t t;
+    pthread_create(&t, NULL, wait_for_key, &w);
+    usleep(150 * 1000);
+    int64_t start = pd_net_now_ms();
+    pd_store_server_stop(server);
+    pthread_join(t, NULL);
+    int64_t took = pd_net_now_ms() - start;
+    check(w.rc < 0 && took < 2000, "stopping the server ends a waiting get",
+          "rc=%d after %" PRId64 " ms: %s", w.rc, took, w.err);
+    printf("# %s\n", w.err);
+}
+
+int main(void)
+{
+    alarm(WATCHDOG_SECONDS);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    test_job_key();
+    pd_store_make_job_key(job_key, sizeof job_key);
+
+    struct pd_store_server *server = NULL;
+    char err[512];
+    if (pd_store_server_start("127.0.0.1", job_key, &server, &store_port, err,
+                              sizeof err)) {
+        printf("Bail out! cannot start the store: %s\n", err);
+        return 1;
+    }
+    snprintf(store_addr, sizeof store_addr, "127.0.0.1:%d", store_port);
+    check(store_port > 0, "server listens on a kernel-chosen port", NULL);
+
+    test_bad_addresses();
+    test_set_get_basics();
+    test_parked_get_is_woken();
+    test_many_threads();
+    test_wrong_job_key();
+    test_misbehaving_peers();
+    test_reset_while_parked();
+    test_connect_refused_times_out();
+    test_stop_with_waiter(server);
+
+    struct pd_store_server *any = NULL;
+    int port = 0;
+    int rc = pd_store_server_start(NULL, job_key, &any, &port, err,
+                                   sizeof err);
+    check(rc == 0 && port > 0, "server binds all interfaces by default", "%s",
+          err);
+    pd_store_server_stop(any);
+
+    printf("1..%d\n", tests_run);
+    return tests_failed ? 1 : 0;
+}
