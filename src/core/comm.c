@@ -95,6 +95,8 @@ static int pd_backend_failed(int status, const char *call,
                              const struct pd_backend_error *berr,
                              struct pd_fail *fail)
 {
+    if (status == PD_BACKEND_ERR_IO)
+        pd_runtime_note_peer_lost();
     switch (status) {
     case PD_BACKEND_ERR_NOMEM: fail->errclass = MPI_ERR_NO_MEM; break;
     case PD_BACKEND_ERR_UNSUPPORTED: fail->errclass = MPI_ERR_UNSUPPORTED_OPERATION; break;

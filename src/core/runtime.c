@@ -136,10 +136,25 @@ int pd_runtime_finalize(char *err, size_t errlen)
     return rc;
 }
 
+void pd_runtime_note_peer_lost(void)
+{
+    __atomic_store_n(&pd_rt.peer_lost, 1, __ATOMIC_RELEASE);
+}
+
+/* How long a rank that only lost a peer waits before exiting. */
+#define PD_SECONDARY_EXIT_DELAY_US 500000
+
 _Noreturn void pd_runtime_abort(int code)
 {
     fflush(stdout);
     fflush(stderr);
+    /* When one rank dies, its peers see their connections close within
+     * a millisecond and fail too. The launcher reports the first failure
+     * it reaps, so the peers hold back briefly and let the rank that
+     * really failed be the one reported (the launcher stops them in the
+     * meantime anyway). */
+    if (__atomic_load_n(&pd_rt.peer_lost, __ATOMIC_ACQUIRE))
+        usleep(PD_SECONDARY_EXIT_DELAY_US);
     /* The launcher sees this exit status and takes the other ranks down;
      * exit statuses are 8 bits, so keep a non-zero code non-zero. */
     if (code != 0 && (code & 0xff) == 0)

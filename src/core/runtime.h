@@ -22,6 +22,7 @@ struct pd_runtime {
     struct pd_config config;
     struct pd_store_client *store;  /* NULL for a one-process world */
     char host[256];                 /* this process's host name */
+    int peer_lost;                  /* a backend lost a peer (atomic) */
 };
 
 extern struct pd_runtime pd_rt;
@@ -39,6 +40,10 @@ int pd_runtime_init(int required_level, int *provided, char *err,
 /* MPI_Finalize's work: a barrier on MPI_COMM_WORLD, then release
  * communicators and the store connection. */
 int pd_runtime_finalize(char *err, size_t errlen);
+
+/* Record that a peer's connection was lost: this rank's own failure is
+ * then a consequence, not the cause (see pd_runtime_abort). */
+void pd_runtime_note_peer_lost(void);
 
 /* End this process -- and, through the launcher, the job -- with code. */
 _Noreturn void pd_runtime_abort(int code);

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install what building and testing pdmpi needs on Debian 12 (bookworm):
+# the toolchain, autotools, gloo, and Open MPI (whose mpi.h is pdmpi's
+# ABI, and whose mpicc/mpirun the compatibility tests and side-by-side
+# benchmarks use). Runs apt-get as root, or through sudo.
+set -e
+
+packages="build-essential autoconf automake libtool pkg-config \
+libgloo-dev libopenmpi-dev openmpi-bin procps"
+
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=""
+elif command -v sudo >/dev/null 2>&1; then
+    as_root="sudo"
+else
+    echo "install-deps: need root (or sudo) to install:$missing" >&2
+    exit 1
+fi
+$as_root apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends $missing
