@@ -7,12 +7,7 @@
 pd_tmpdir
 
 for np in $PD_SIZES; do
-    if out=$(run_np "$np" "$top_builddir/tests/errors_check" 2>&1); then
-        ok "errors_check at np $np ($(echo "$out" | grep -c '^ok') checks)"
-    else
-        echo "$out" | grep -v '^ok' | head -30
-        not_ok "errors_check at np $np"
-    fi
+    check_tap "errors_check at np $np" run_np "$np" "$top_builddir/tests/errors_check"
 done
 
 fatal="$top_builddir/tests/fatal_check"

@@ -33,6 +33,19 @@ check() {
     if "$@"; then ok "$desc"; else not_ok "$desc"; fi
 }
 
+# check_tap DESCRIPTION COMMAND...: ok if a TAP-printing test program
+# succeeds (counting its checks); its failing lines are shown otherwise.
+check_tap() {
+    desc=$1
+    shift
+    if pd_out=$("$@" 2>&1); then
+        ok "$desc ($(echo "$pd_out" | grep -c '^ok') checks)"
+    else
+        echo "$pd_out" | grep -v '^ok' | head -40
+        not_ok "$desc"
+    fi
+}
+
 # run_np N PROGRAM ARGS...: PROGRAM on N ranks under pdmpirun, bounded.
 run_np() {
     np=$1

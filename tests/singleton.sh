@@ -5,12 +5,8 @@
 
 unset PDMPI_RANK PDMPI_SIZE PDMPI_STORE PDMPI_JOBKEY PDMPI_LOCAL_RANK \
     PDMPI_LOCAL_SIZE PDMPI_LAUNCHER
-if out=$(timeout -k 10 "$PD_TEST_TIMEOUT" "$top_builddir/tests/coll_check" 2>&1); then
-    ok "coll_check as a singleton ($(echo "$out" | grep -c '^ok') checks)"
-else
-    echo "$out" | grep -v '^ok' | head -40
-    not_ok "coll_check as a singleton"
-fi
+check_tap "coll_check as a singleton" \
+    timeout -k 10 "$PD_TEST_TIMEOUT" "$top_builddir/tests/coll_check"
 if out=$(PDMPI_DEBUG=info timeout 60 "$top_builddir/examples/trainer" 2>&1) &&
     echo "$out" | grep -q "world of 1 formed by singleton"; then
     ok "PDMPI_DEBUG=info reports a singleton world"
