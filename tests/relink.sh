@@ -35,7 +35,7 @@ verify_runs() {  # verify_runs LABEL PROGRAM
 }
 
 if "$mpicc" -c "$top_srcdir/tests/relink_prog.c" -o "$PD_TMP/prog.o" &&
-    $CC "$PD_TMP/prog.o" -o "$PD_TMP/relinked" -L"$top_builddir/.libs" \
+    $CC ${PD_SANITIZE_FLAGS:-} "$PD_TMP/prog.o" -o "$PD_TMP/relinked" -L"$top_builddir/.libs" \
         -Wl,-rpath,"$top_builddir/.libs" -lpdmpi; then
     ok "object from $(basename "$mpicc") -c links with -lpdmpi"
     check "relinked binary needs libpdmpi.so.0, not libmpi" \
@@ -45,7 +45,9 @@ else
     not_ok "object from $mpicc -c links with -lpdmpi"
 fi
 
-if PDMPICC_LIBDIR="$top_builddir/.libs" PDMPICC_INCDIR="$top_builddir/include" \
+# (A sanitizer build's library needs the sanitizer runtime in the program.)
+if PDMPICC_CC="$CC ${PD_SANITIZE_FLAGS:-}" \
+    PDMPICC_LIBDIR="$top_builddir/.libs" PDMPICC_INCDIR="$top_builddir/include" \
     "$top_builddir/pdmpicc" "$top_srcdir/tests/relink_prog.c" -o "$PD_TMP/viawrapper"; then
     ok "pdmpicc compiles and links from source"
     verify_runs "pdmpicc-built program" "$PD_TMP/viawrapper"
