@@ -52,6 +52,6 @@ void pd_route_describe(const char *policy, int world_size, char *buf,
         host = NULL;
     snprintf(buf, len, "policy %s; host memory -> %s; cuda memory -> %s; "
              "xpu memory -> %s", policy, host != NULL ? host->name : "none",
-             "host path (no NCCL backend in this build)",
-             "host path (no BKCL backend in this build)");
+             "not accepted (no NCCL backend in this build)",
+             "not accepted (no BKCL backend in this build)");
 }
