@@ -349,6 +349,17 @@ static double expect_own_input(const struct elem_type *t, const void *ctx,
     return reduce_input(t, c->op, c->rank, i);
 }
 
+/* A collective must never write to its send buffer. */
+static void verify_send_untouched(struct verdict *v, const struct elem_type *t,
+                                  const void *send, size_t count,
+                                  const struct reduce_ctx *ctx)
+{
+    struct verdict sv = {""};
+    verify_elements(&sv, t, send, count, expect_own_input, ctx);
+    if (sv.detail[0] != '\0')
+        verdict_fail(v, "send buffer modified: %s", sv.detail);
+}
+
 static void fill_reduce_input(const struct elem_type *t, enum op_id op,
                               void *buf, size_t count)
 {
@@ -370,12 +381,8 @@ static void check_allreduce(const struct elem_type *t,
                            t->mpi, op->mpi, MPI_COMM_WORLD);
     verdict_check_rc(&v, "MPI_Allreduce", rc);
     verify_elements(&v, t, recv, count, expect_reduced, &ctx);
-    if (!in_place) {
-        struct verdict sv = {""};
-        verify_elements(&sv, t, send, count, expect_own_input, &ctx);
-        if (sv.detail[0] != '\0')
-            verdict_fail(&v, "send buffer modified: %s", sv.detail);
-    }
+    if (!in_place)
+        verify_send_untouched(&v, t, send, count, &ctx);
 
     char description[160];
     snprintf(description, sizeof(description),
@@ -412,12 +419,8 @@ static void check_reduce(const struct elem_type *t, const struct reduce_op *op,
     verdict_check_rc(&v, "MPI_Reduce", rc);
     if (am_root)
         verify_elements(&v, t, recv, count, expect_reduced, &ctx);
-    if (send_arg == send) {
-        struct verdict sv = {""};
-        verify_elements(&sv, t, send, count, expect_own_input, &ctx);
-        if (sv.detail[0] != '\0')
-            verdict_fail(&v, "send buffer modified: %s", sv.detail);
-    }
+    if (send_arg == send)
+        verify_send_untouched(&v, t, send, count, &ctx);
 
     char description[160];
     snprintf(description, sizeof(description),
