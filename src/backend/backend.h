@@ -53,11 +53,28 @@ struct pd_coll_args {
     size_t count;               /* elements per rank */
     size_t elem_size;           /* bytes per element (datatype extent) */
     pd_reduce_fn reduce;        /* reductions only */
+    const void *reduce_ctx;     /* passed to reduce */
     int root;                   /* rooted calls only */
     uint32_t tag;               /* same on every rank for the same call */
 };
 
+/* One message of an exchange: to (send) or from (recv) one peer, of a
+ * size both sides know. */
+struct pd_p2p_op {
+    int peer;
+    int is_send;
+    void *buf;
+    size_t bytes;
+};
+
 struct pd_backend_comm;         /* backend-private per-communicator state */
+struct pd_p2p_send;             /* an in-flight point-to-point send */
+
+/* Called on the backend's receiving thread for every point-to-point
+ * message that arrives, in arrival order per sender; data is malloc'ed
+ * and becomes the callee's. */
+typedef void (*pd_p2p_deliver_fn)(void *ctx, int src, int tag, void *data,
+                                  size_t bytes);
 
 struct pd_backend_ops {
     const char *name;
@@ -80,6 +97,24 @@ struct pd_backend_ops {
                      struct pd_backend_error *err);
     int (*barrier)(struct pd_backend_comm *comm, uint32_t tag,
                    struct pd_backend_error *err);
+    /* Post every message, then wait for all of them: the building block
+     * of gather/scatter, the v-variants and all-to-all. Messages of one
+     * exchange between the same two ranks travel in op order. */
+    int (*exchange)(struct pd_backend_comm *comm, const struct pd_p2p_op *ops,
+                    size_t n, uint32_t tag, struct pd_backend_error *err);
+    /* Point-to-point messages (MPI_Send & co.): a message is posted at
+     * once, in call order, and completes when the peer has taken it; the
+     * peer's receiving thread (p2p_start) takes every message as it
+     * comes, so a send never waits for the application to receive. */
+    int (*p2p_start)(struct pd_backend_comm *comm, pd_p2p_deliver_fn deliver,
+                     void *ctx, struct pd_backend_error *err);
+    void (*p2p_stop)(struct pd_backend_comm *comm);
+    int (*p2p_post)(struct pd_backend_comm *comm, int dst, int tag,
+                    const void *data, size_t bytes, struct pd_p2p_send **send,
+                    struct pd_backend_error *err);
+    /* Wait for a posted send and release it. */
+    int (*p2p_wait)(struct pd_backend_comm *comm, struct pd_p2p_send *send,
+                    struct pd_backend_error *err);
     /* One line for PDMPI_DEBUG=info: transport, address, version. */
     void (*describe)(struct pd_backend_comm *comm, char *buf, size_t len);
 };

@@ -3,6 +3,7 @@
  * nothing, in place). Used for MPI_COMM_SELF and singleton worlds, so a
  * process started without a launcher needs no network at all.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,33 @@ static int pd_self_barrier(struct pd_backend_comm *comm, uint32_t tag,
     return PD_BACKEND_OK;
 }
 
+/* On one rank every message is to itself: pair each send with the next
+ * receive, in op order. */
+static int pd_self_exchange(struct pd_backend_comm *comm,
+                            const struct pd_p2p_op *ops, size_t n,
+                            uint32_t tag, struct pd_backend_error *err)
+{
+    (void)comm;
+    (void)tag;
+    size_t next_recv = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ops[i].is_send)
+            continue;
+        while (next_recv < n && ops[next_recv].is_send)
+            next_recv++;
+        if (next_recv == n || ops[next_recv].bytes != ops[i].bytes) {
+            snprintf(err->msg, sizeof(err->msg),
+                     "self exchange: a send of %zu bytes has no matching receive",
+                     ops[i].bytes);
+            return PD_BACKEND_ERR_INTERNAL;
+        }
+        if (ops[i].bytes > 0 && ops[next_recv].buf != ops[i].buf)
+            memmove(ops[next_recv].buf, ops[i].buf, ops[i].bytes);
+        next_recv++;
+    }
+    return PD_BACKEND_OK;
+}
+
 static void pd_self_describe(struct pd_backend_comm *comm, char *buf,
                              size_t len)
 {
@@ -78,5 +106,6 @@ const struct pd_backend_ops pd_backend_self = {
     .bcast = pd_self_bcast,
     .allgather = pd_self_copy,
     .barrier = pd_self_barrier,
+    .exchange = pd_self_exchange,
     .describe = pd_self_describe,
 };

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@
 #include <gloo/reduce.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
 #include <gloo/transport/tcp/device.h>
 
 #include "backend/backend.h"
@@ -126,14 +130,39 @@ struct Elem {
   unsigned char bytes[N];
 };
 
+/* What precedes every point-to-point payload. */
+struct P2PHeader {
+  uint64_t bytes;
+  int32_t tag;
+  int32_t reserved;
+};
+
+constexpr uint8_t kP2PHeaderSlotPrefix = 0x22;
+constexpr uint8_t kP2PPayloadSlotPrefix = 0x23;
+
+/* The receiving thread waits for the next header with no deadline (an
+ * idle communicator is no error); MPI_Comm_free aborts that wait. gloo's
+ * own timeouts would close the whole context. */
+constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 365);
+
 }  // namespace
+
+struct pd_p2p_send {
+  P2PHeader header;
+  std::unique_ptr<gloo::transport::UnboundBuffer> header_buf;
+  std::unique_ptr<gloo::transport::UnboundBuffer> payload_buf;
+};
 
 struct pd_backend_comm {
   std::shared_ptr<gloo::rendezvous::Context> context;
   int rank;
   int size;
   std::chrono::milliseconds timeout;
-  std::vector<unsigned char> scratch;  // reduce output on non-root ranks
+  /* point-to-point: the receiving thread (see receive_loop) */
+  std::thread receiver;
+  std::mutex receiver_mutex;
+  bool receiver_stopping = false;
+  gloo::transport::UnboundBuffer* receiver_waiting = nullptr;
 };
 
 namespace {
@@ -152,6 +181,20 @@ int with_elem_type(size_t elem_size, Fn&& fn) {
     default: return PD_BACKEND_ERR_UNSUPPORTED;
   }
 }
+
+/* gloo's reduction callback, carrying the kernel's context along. */
+std::function<void(void*, const void*, const void*, size_t)> reduce_function(
+    const pd_coll_args* a) {
+  pd_reduce_fn fn = a->reduce;
+  const void* ctx = a->reduce_ctx;
+  return [fn, ctx](void* out, const void* x, const void* y, size_t n) {
+    fn(out, x, y, n, ctx);
+  };
+}
+
+/* Unbound-buffer messages live in a slot space of their own, clear of
+ * the prefixes gloo's collectives use (1..8). */
+constexpr uint8_t kExchangeSlotPrefix = 0x21;
 
 int unsupported_size(pd_backend_error* err, const char* what, size_t size) {
   snprintf(err->msg, sizeof(err->msg),
@@ -184,8 +227,11 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
   }
 }
 
+static void pd_gloo_p2p_stop(pd_backend_comm* comm);
+
 static void pd_gloo_comm_destroy(pd_backend_comm* comm) {
   try {
+    pd_gloo_p2p_stop(comm);
     delete comm;
   } catch (...) {
   }
@@ -202,7 +248,7 @@ static int pd_gloo_allreduce(pd_backend_comm* comm, const pd_coll_args* a,
       if (a->sendbuf != nullptr && a->sendbuf != a->recvbuf)
         opts.setInput(static_cast<T*>(const_cast<void*>(a->sendbuf)), a->count);
       opts.setOutput(static_cast<T*>(a->recvbuf), a->count);
-      opts.setReduceFunction(a->reduce);
+      opts.setReduceFunction(reduce_function(a));
       opts.setTag(a->tag);
       opts.setTimeout(comm->timeout);
       gloo::allreduce(opts);
@@ -223,9 +269,10 @@ static int pd_gloo_reduce(pd_backend_comm* comm, const pd_coll_args* a,
   try {
     /* gloo needs a full-size output on every rank, root or not. */
     void* output = a->recvbuf;
+    std::vector<unsigned char> scratch;  // per call: calls may overlap
     if (comm->rank != a->root) {
-      comm->scratch.resize(a->count * a->elem_size);
-      output = comm->scratch.data();
+      scratch.resize(a->count * a->elem_size);
+      output = scratch.data();
     }
     int rc = with_elem_type(a->elem_size, [&](auto elem) {
       using T = decltype(elem);
@@ -234,14 +281,12 @@ static int pd_gloo_reduce(pd_backend_comm* comm, const pd_coll_args* a,
         opts.setInput(static_cast<T*>(const_cast<void*>(a->sendbuf)), a->count);
       opts.setOutput(static_cast<T*>(output), a->count);
       opts.setRoot(a->root);
-      opts.setReduceFunction(a->reduce);
+      opts.setReduceFunction(reduce_function(a));
       opts.setTag(a->tag);
       opts.setTimeout(comm->timeout);
       gloo::reduce(opts);
       return static_cast<int>(PD_BACKEND_OK);
     });
-    if (comm->scratch.size() > (64u << 20))
-      std::vector<unsigned char>().swap(comm->scratch);  // don't pin huge scratch
     if (rc == PD_BACKEND_ERR_UNSUPPORTED)
       return unsupported_size(err, "reduce", a->elem_size);
     return rc;
@@ -303,6 +348,157 @@ static int pd_gloo_barrier(pd_backend_comm* comm, uint32_t tag,
   }
 }
 
+static int pd_gloo_exchange(pd_backend_comm* comm, const pd_p2p_op* ops,
+                            size_t n, uint32_t tag, pd_backend_error* err) {
+  try {
+    const uint64_t slot = gloo::Slot::build(kExchangeSlotPrefix, tag);
+    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> bufs;
+    bufs.reserve(n);
+    /* Post every receive before any send, then every send, so no rank
+     * waits on a peer that is itself waiting to receive. */
+    for (int pass = 0; pass < 2; pass++) {
+      for (size_t i = 0; i < n; i++) {
+        const pd_p2p_op& op = ops[i];
+        if ((pass == 0) == (op.is_send != 0))
+          continue;
+        bufs.push_back(comm->context->createUnboundBuffer(op.buf, op.bytes));
+        if (op.is_send)
+          bufs.back()->send(op.peer, slot, 0, op.bytes);
+        else
+          bufs.back()->recv(op.peer, slot, 0, op.bytes);
+      }
+    }
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++) {
+      for (size_t i = 0; i < n; i++) {
+        if ((pass == 0) == (ops[i].is_send != 0))
+          continue;
+        bool done = ops[i].is_send ? bufs[k]->waitSend(comm->timeout)
+                                   : bufs[k]->waitRecv(comm->timeout);
+        k++;
+        if (!done)
+          throw std::runtime_error("message to/from rank " +
+                                   std::to_string(ops[i].peer) + " aborted");
+      }
+    }
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    return fail(err, "exchange", e);
+  }
+}
+
+/* The receiving thread: take the next header from any peer, then that
+ * peer's payload, hand both to core, repeat until stopped. */
+static void pd_gloo_receive_loop(pd_backend_comm* comm,
+                                 pd_p2p_deliver_fn deliver, void* ctx) {
+  const uint64_t header_slot = gloo::Slot::build(kP2PHeaderSlotPrefix, 0);
+  const uint64_t payload_slot = gloo::Slot::build(kP2PPayloadSlotPrefix, 0);
+  std::vector<int> peers;
+  for (int r = 0; r < comm->size; r++)
+    if (r != comm->rank)
+      peers.push_back(r);
+  try {
+    for (;;) {
+      P2PHeader header;
+      auto header_buf =
+          comm->context->createUnboundBuffer(&header, sizeof(header));
+      {
+        std::lock_guard<std::mutex> lock(comm->receiver_mutex);
+        if (comm->receiver_stopping)
+          return;
+        comm->receiver_waiting = header_buf.get();
+      }
+      header_buf->recv(peers, header_slot, 0, sizeof(header));
+      int src = -1;
+      bool got = header_buf->waitRecv(&src, kNoDeadline);
+      {
+        std::lock_guard<std::mutex> lock(comm->receiver_mutex);
+        comm->receiver_waiting = nullptr;
+      }
+      if (!got)
+        return;  // stopped
+      void* data = malloc(header.bytes > 0 ? header.bytes : 1);
+      if (data == nullptr)
+        throw std::runtime_error("out of memory for a " +
+                                 std::to_string(header.bytes) + "-byte message");
+      if (header.bytes > 0) {
+        /* The payload follows its header on the same pair, so taking it
+         * now keeps each sender's messages in order. */
+        auto payload_buf = comm->context->createUnboundBuffer(data, header.bytes);
+        payload_buf->recv(src, payload_slot, 0, header.bytes);
+        payload_buf->waitRecv(comm->timeout);
+      }
+      deliver(ctx, src, header.tag, data, header.bytes);
+    }
+  } catch (const std::exception& e) {
+    /* Tell core, which fails the receives that can no longer complete. */
+    std::string msg = std::string("gloo receive: ") + e.what();
+    deliver(ctx, -1, 0, strdup(msg.c_str()), 0);
+  }
+}
+
+static int pd_gloo_p2p_start(pd_backend_comm* comm, pd_p2p_deliver_fn deliver,
+                             void* ctx, pd_backend_error* err) {
+  try {
+    comm->receiver = std::thread(pd_gloo_receive_loop, comm, deliver, ctx);
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    return fail(err, "receiver start", e);
+  }
+}
+
+static void pd_gloo_p2p_stop(pd_backend_comm* comm) {
+  if (!comm->receiver.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(comm->receiver_mutex);
+    comm->receiver_stopping = true;
+    if (comm->receiver_waiting != nullptr)
+      comm->receiver_waiting->abortWaitRecv();
+  }
+  comm->receiver.join();
+}
+
+static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
+                            const void* data, size_t bytes, pd_p2p_send** out,
+                            pd_backend_error* err) {
+  try {
+    auto send = std::make_unique<pd_p2p_send>();
+    send->header.bytes = bytes;
+    send->header.tag = tag;
+    send->header.reserved = 0;
+    /* Header and payload are posted together, in call order, so messages
+     * from this rank reach the peer in the order they were sent. */
+    send->header_buf =
+        comm->context->createUnboundBuffer(&send->header, sizeof(send->header));
+    send->header_buf->send(dst, gloo::Slot::build(kP2PHeaderSlotPrefix, 0), 0,
+                           sizeof(send->header));
+    if (bytes > 0) {
+      send->payload_buf =
+          comm->context->createUnboundBuffer(const_cast<void*>(data), bytes);
+      send->payload_buf->send(dst, gloo::Slot::build(kP2PPayloadSlotPrefix, 0),
+                              0, bytes);
+    }
+    *out = send.release();
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    return fail(err, "send", e);
+  }
+}
+
+static int pd_gloo_p2p_wait(pd_backend_comm* comm, pd_p2p_send* send,
+                            pd_backend_error* err) {
+  std::unique_ptr<pd_p2p_send> owned(send);
+  try {
+    if (!owned->header_buf->waitSend(comm->timeout) ||
+        (owned->payload_buf && !owned->payload_buf->waitSend(comm->timeout)))
+      throw std::runtime_error("send aborted");
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    return fail(err, "send", e);
+  }
+}
+
 static void pd_gloo_describe(pd_backend_comm* comm, char* buf, size_t len) {
   (void)comm;
   std::lock_guard<std::mutex> lock(device_mutex);
@@ -319,6 +515,11 @@ const pd_backend_ops pd_backend_gloo = {
     pd_gloo_bcast,
     pd_gloo_allgather,
     pd_gloo_barrier,
+    pd_gloo_exchange,
+    pd_gloo_p2p_start,
+    pd_gloo_p2p_stop,
+    pd_gloo_p2p_post,
+    pd_gloo_p2p_wait,
     pd_gloo_describe,
 };
 
