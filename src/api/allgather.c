@@ -1,6 +1,7 @@
-#include "api/api.h"
+#include "api/coll_args.h"
 
 #pragma weak MPI_Allgather = PMPI_Allgather
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -10,27 +11,47 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    PD_CHECK(pd_check_count(comm, call, recvcount, "recvcount"));
-    PD_CHECK(pd_check_type(comm, call, recvtype, "recvtype"));
-    PD_CHECK(pd_check_buffer(comm, call, recvbuf, recvcount, "recvbuf"));
+    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
     size_t bytes = (size_t)recvcount * pd_type_extent(recvtype);
     if (!in_place) {
-        PD_CHECK(pd_check_count(comm, call, sendcount, "sendcount"));
-        PD_CHECK(pd_check_type(comm, call, sendtype, "sendtype"));
-        PD_CHECK(pd_check_buffer(comm, call, sendbuf, sendcount, "sendbuf"));
-        size_t send_bytes = (size_t)sendcount * pd_type_extent(sendtype);
-        /* Type signatures must match: same bytes per rank both ways. */
-        if (send_bytes != bytes)
-            return pd_raise(comm, call, MPI_ERR_TRUNCATE,
-                            "each rank sends %zu bytes (%d x %s) but receives "
-                            "%zu bytes per rank (%d x %s)",
-                            send_bytes, sendcount, pd_type_name(sendtype),
-                            bytes, recvcount, pd_type_name(recvtype));
+        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        PD_CHECK(pd_check_same_bytes(comm, call,
+                                     (size_t)sendcount * pd_type_extent(sendtype),
+                                     bytes, comm->rank));
     }
 
     struct pd_fail fail;
-    if (pd_coll_allgather(comm, in_place ? NULL : sendbuf, recvbuf, bytes,
+    if (pd_coll_allgather(comm, pd_comm_reserve_tags(comm),
+                          in_place ? NULL : sendbuf, recvbuf, bytes,
                           &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static const char call[] = "MPI_Allgatherv";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
+    PD_CHECK(pd_check_displs(comm, call, displs, "displs"));
+    PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
+    size_t extent = pd_type_extent(recvtype);
+    if (!in_place) {
+        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        PD_CHECK(pd_check_same_bytes(comm, call,
+                                     (size_t)sendcount * pd_type_extent(sendtype),
+                                     (size_t)recvcounts[comm->rank] * extent,
+                                     comm->rank));
+    }
+    struct pd_layout recv = { recvcounts, displs, extent };
+    struct pd_fail fail;
+    if (pd_coll_allgatherv(comm, pd_comm_reserve_tags(comm),
+                           in_place ? NULL : sendbuf, recvbuf, &recv,
+                           &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

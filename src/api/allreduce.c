@@ -7,12 +7,11 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
 {
     static const char call[] = "MPI_Allreduce";
     bool in_place = sendbuf == MPI_IN_PLACE;
-    pd_reduce_fn fn = NULL;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_type(comm, call, datatype, "datatype"));
-    PD_CHECK(pd_check_reduction(comm, call, datatype, op, &fn));
+    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
+    PD_CHECK(pd_check_op(comm, call, datatype, op));
     if (!in_place)
         PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
     PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
@@ -21,8 +20,9 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                         "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
 
     struct pd_fail fail;
-    if (pd_coll_allreduce(comm, in_place ? NULL : sendbuf, recvbuf,
-                          (size_t)count, datatype, fn, &fail) != MPI_SUCCESS)
+    if (pd_coll_allreduce(comm, pd_comm_reserve_tags(comm),
+                          in_place ? NULL : sendbuf, recvbuf, (size_t)count,
+                          datatype, op, &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

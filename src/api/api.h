@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "core/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/objects.h"
@@ -27,15 +28,26 @@ int pd_check_active(const char *call);
 int pd_check_comm(MPI_Comm comm, const char *call);
 int pd_check_count(MPI_Comm comm, const char *call, int count,
                    const char *what);
+/* A valid datatype handle (queries accept any). */
 int pd_check_type(MPI_Comm comm, const char *call, MPI_Datatype type,
                   const char *what);
+/* A datatype that can describe a buffer in communication: valid,
+ * committed, and contiguous (pdmpi moves contiguous data only). */
+int pd_check_data_type(MPI_Comm comm, const char *call, MPI_Datatype type,
+                       const char *what);
+/* counts[0..n) non-negative (and the array itself present). */
+int pd_check_counts(MPI_Comm comm, const char *call, const int *counts,
+                    int n, const char *what);
+int pd_check_displs(MPI_Comm comm, const char *call, const int *displs,
+                    const char *what);
 /* buf must be non-NULL when count > 0; MPI_IN_PLACE is not a buffer. */
 int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
                     int count, const char *what);
 int pd_check_root(MPI_Comm comm, const char *call, int root);
-/* op must be a valid op defined on type; its kernel is returned in *fn. */
-int pd_check_reduction(MPI_Comm comm, const char *call, MPI_Datatype type,
-                       MPI_Op op, pd_reduce_fn *fn);
+/* op must be a valid op defined on type. */
+int pd_check_op(MPI_Comm comm, const char *call, MPI_Datatype type, MPI_Op op);
+/* A request handle's slot (MPI_REQUEST_NULL is fine). */
+int pd_check_request(MPI_Comm comm, const char *call, MPI_Request req);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

@@ -9,7 +9,7 @@ int PMPI_Barrier(MPI_Comm comm)
     PD_CHECK(pd_check_comm(comm, call));
 
     struct pd_fail fail;
-    if (pd_coll_barrier(comm, &fail) != MPI_SUCCESS)
+    if (pd_coll_barrier(comm, pd_comm_reserve_tags(comm), &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

@@ -9,13 +9,14 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_type(comm, call, datatype, "datatype"));
+    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
     PD_CHECK(pd_check_root(comm, call, root));
     PD_CHECK(pd_check_buffer(comm, call, buffer, count, "buffer"));
 
     struct pd_fail fail;
-    if (pd_coll_bcast(comm, buffer, (size_t)count, datatype, root, &fail) !=
-        MPI_SUCCESS)
+    if (pd_coll_bcast(comm, pd_comm_reserve_tags(comm), buffer,
+                      (size_t)count * pd_type_extent(datatype), root,
+                      &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

@@ -1,5 +1,6 @@
 /* The argument checks of api.h. */
 #include "api/api.h"
+#include "core/request.h"
 
 int pd_check_active(const char *call)
 {
@@ -62,19 +63,62 @@ int pd_check_root(MPI_Comm comm, const char *call, int root)
     return MPI_SUCCESS;
 }
 
-int pd_check_reduction(MPI_Comm comm, const char *call, MPI_Datatype type,
-                       MPI_Op op, pd_reduce_fn *fn)
+int pd_check_op(MPI_Comm comm, const char *call, MPI_Datatype type, MPI_Op op)
 {
     if (op == MPI_OP_NULL)
         return pd_raise(comm, call, MPI_ERR_OP, "op is MPI_OP_NULL");
     if (!pd_op_is_valid(op))
         return pd_raise(comm, call, MPI_ERR_OP,
                         "%p is not a valid op handle", (void *)op);
-    *fn = pd_op_kernel(op, type);
-    if (*fn == NULL)
+    struct pd_reduction red;
+    if (!pd_op_reduction(op, type, &red))
         return pd_raise(comm, call, MPI_ERR_OP,
                         "%s is not defined on datatype %s", pd_op_name(op),
                         pd_type_name(type));
+    return MPI_SUCCESS;
+}
+
+int pd_check_data_type(MPI_Comm comm, const char *call, MPI_Datatype type,
+                       const char *what)
+{
+    PD_CHECK(pd_check_type(comm, call, type, what));
+    if (!type->committed)
+        return pd_raise(comm, call, MPI_ERR_TYPE,
+                        "%s (%s) is not committed (call MPI_Type_commit)",
+                        what, type->name[0] ? type->name : "a derived type");
+    if (!type->contiguous)
+        return pd_raise(comm, call, MPI_ERR_TYPE,
+                        "%s (%s) is not contiguous; pdmpi communicates "
+                        "contiguous datatypes only", what,
+                        type->name[0] ? type->name : "a derived type");
+    return MPI_SUCCESS;
+}
+
+int pd_check_counts(MPI_Comm comm, const char *call, const int *counts,
+                    int n, const char *what)
+{
+    if (counts == NULL)
+        return pd_raise(comm, call, MPI_ERR_ARG, "%s is NULL", what);
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            return pd_raise(comm, call, MPI_ERR_COUNT,
+                            "%s[%d] is negative (%d)", what, i, counts[i]);
+    return MPI_SUCCESS;
+}
+
+int pd_check_displs(MPI_Comm comm, const char *call, const int *displs,
+                    const char *what)
+{
+    if (displs == NULL)
+        return pd_raise(comm, call, MPI_ERR_ARG, "%s is NULL", what);
+    return MPI_SUCCESS;
+}
+
+int pd_check_request(MPI_Comm comm, const char *call, MPI_Request req)
+{
+    if (!pd_request_is_valid(req))
+        return pd_raise(comm, call, MPI_ERR_REQUEST,
+                        "%p is not a valid request handle", (void *)req);
     return MPI_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 
 #include "api/api.h"
 #include "pdmpi.h"
+#include "route/route.h"
 
 /* No CUDA path exists in this build, so device buffers are not accepted;
  * answering 0 keeps CUDA-aware applications from passing them. */
@@ -19,6 +20,10 @@ int pdmpi_comm_backend(MPI_Comm comm, char *name, int len)
     if (name == NULL || len <= 0)
         return pd_raise(comm, call, MPI_ERR_ARG,
                         "name must be a buffer of positive length");
-    snprintf(name, (size_t)len, "%s", comm->state->host_ops->name);
+    const struct pd_backend_ops *ops = NULL;
+    char why[256];
+    if (pd_route_host_backend(comm->size, &ops, why, sizeof(why)) != 0)
+        return pd_raise(comm, call, MPI_ERR_OTHER, "%s", why);
+    snprintf(name, (size_t)len, "%s", ops->name);
     return MPI_SUCCESS;
 }

@@ -7,12 +7,11 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
 {
     static const char call[] = "MPI_Reduce";
     bool in_place = sendbuf == MPI_IN_PLACE;
-    pd_reduce_fn fn = NULL;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_type(comm, call, datatype, "datatype"));
-    PD_CHECK(pd_check_reduction(comm, call, datatype, op, &fn));
+    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
+    PD_CHECK(pd_check_op(comm, call, datatype, op));
     PD_CHECK(pd_check_root(comm, call, root));
     bool is_root = comm->rank == root;
     if (in_place && !is_root)
@@ -29,9 +28,9 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     }
 
     struct pd_fail fail;
-    if (pd_coll_reduce(comm, in_place ? NULL : sendbuf,
-                       is_root ? recvbuf : NULL, (size_t)count, datatype, fn,
-                       root, &fail) != MPI_SUCCESS)
+    if (pd_coll_reduce(comm, pd_comm_reserve_tags(comm),
+                       in_place ? NULL : sendbuf, is_root ? recvbuf : NULL,
+                       (size_t)count, datatype, op, root, &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

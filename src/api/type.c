@@ -1,4 +1,4 @@
-/* Datatype queries. */
+/* Datatypes: queries, and the derived types pdmpi can describe. */
 #include <stdio.h>
 #include <string.h>
 
@@ -6,6 +6,16 @@
 
 #pragma weak MPI_Type_size = PMPI_Type_size
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
+#pragma weak MPI_Type_vector = PMPI_Type_vector
+#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+#pragma weak MPI_Type_dup = PMPI_Type_dup
+#pragma weak MPI_Type_commit = PMPI_Type_commit
+#pragma weak MPI_Type_free = PMPI_Type_free
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+#pragma weak MPI_Get_count = PMPI_Get_count
 
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
@@ -28,5 +38,148 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
                         type_name == NULL ? "type_name" : "resultlen");
     snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", pd_type_name(datatype));
     *resultlen = (int)strlen(type_name);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    static const char call[] = "MPI_Type_set_name";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    if (type_name == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "type_name is NULL");
+    if (pd_type_is_predefined(datatype))
+        return pd_raise(NULL, call, MPI_ERR_TYPE,
+                        "%s is predefined; its name cannot change",
+                        datatype->name);
+    snprintf(datatype->name, sizeof(datatype->name), "%s", type_name);
+    return MPI_SUCCESS;
+}
+
+static int pd_new_strided(const char *call, MPI_Datatype oldtype, int count,
+                          int blocklength, long stride_bytes,
+                          MPI_Datatype *newtype)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_count(NULL, call, count, "count"));
+    PD_CHECK(pd_check_count(NULL, call, blocklength, "blocklength"));
+    PD_CHECK(pd_check_type(NULL, call, oldtype, "oldtype"));
+    if (newtype == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "newtype is NULL");
+    *newtype = pd_type_new_strided(oldtype, (size_t)count, (size_t)blocklength,
+                                   stride_bytes);
+    if (*newtype == NULL)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    long stride = oldtype != NULL && pd_type_is_valid(oldtype)
+                      ? (long)pd_type_extent(oldtype) : 0;
+    return pd_new_strided("MPI_Type_contiguous", oldtype, count, 1, stride,
+                          newtype);
+}
+
+int PMPI_Type_vector(int count, int blocklength, int stride,
+                     MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    long extent = oldtype != NULL && pd_type_is_valid(oldtype)
+                      ? (long)pd_type_extent(oldtype) : 0;
+    return pd_new_strided("MPI_Type_vector", oldtype, count, blocklength,
+                          (long)stride * extent, newtype);
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return pd_new_strided("MPI_Type_create_hvector", oldtype, count,
+                          blocklength, (long)stride, newtype);
+}
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char call[] = "MPI_Type_dup";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, oldtype, "oldtype"));
+    if (newtype == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "newtype is NULL");
+    *newtype = pd_type_new_strided(oldtype, 1, 1, (long)pd_type_extent(oldtype));
+    if (*newtype == NULL)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    /* A duplicate is committed if its original was. */
+    (*newtype)->committed = oldtype->committed;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_commit(MPI_Datatype *datatype)
+{
+    static const char call[] = "MPI_Type_commit";
+    PD_CHECK(pd_check_active(call));
+    if (datatype == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "datatype is NULL");
+    PD_CHECK(pd_check_type(NULL, call, *datatype, "datatype"));
+    (*datatype)->committed = true;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_free(MPI_Datatype *datatype)
+{
+    static const char call[] = "MPI_Type_free";
+    PD_CHECK(pd_check_active(call));
+    if (datatype == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "datatype is NULL");
+    PD_CHECK(pd_check_type(NULL, call, *datatype, "datatype"));
+    if (pd_type_is_predefined(*datatype))
+        return pd_raise(NULL, call, MPI_ERR_TYPE,
+                        "%s is predefined and cannot be freed",
+                        (*datatype)->name);
+    pd_type_release(*datatype);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    static const char call[] = "MPI_Type_get_extent";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    if (lb == NULL || extent == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        lb == NULL ? "lb" : "extent");
+    *lb = 0;
+    *extent = (MPI_Aint)pd_type_extent(datatype);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
+                              MPI_Aint *true_extent)
+{
+    static const char call[] = "MPI_Type_get_true_extent";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    if (true_lb == NULL || true_extent == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        true_lb == NULL ? "true_lb" : "true_extent");
+    *true_lb = 0;
+    *true_extent = (MPI_Aint)pd_type_extent(datatype);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    static const char call[] = "MPI_Get_count";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    if (status == NULL || count == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        status == NULL ? "status" : "count");
+    size_t size = pd_type_size(datatype);
+    if (size == 0)
+        *count = 0;
+    else if (status->_ucount % size != 0)
+        *count = MPI_UNDEFINED;
+    else
+        *count = (int)(status->_ucount / size);
     return MPI_SUCCESS;
 }

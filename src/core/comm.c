@@ -1,18 +1,76 @@
-/* Communicator activation and the collective calls on a communicator. */
-#include <errno.h>
+/* Communicator lifecycle and the lazily connected backend context. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/attr.h"
+#include "core/coll.h"
 #include "core/comm.h"
+#include "core/group.h"
 #include "core/log.h"
+#include "core/p2p.h"
+#include "core/progress.h"
 #include "core/runtime.h"
 #include "route/route.h"
+
+/* How many MPI_Comm_create_group calls were made with one (tag, group):
+ * the group's members alone must agree on the new communicator's id. */
+struct pd_create_group_count {
+    int tag;
+    uint64_t group_hash;
+    unsigned count;
+    struct pd_create_group_count *next;
+};
+
+void pd_fail_set(struct pd_fail *fail, int errclass, const char *fmt, ...)
+{
+    fail->errclass = errclass;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fail->msg, sizeof(fail->msg), fmt, ap);
+    va_end(ap);
+}
 
 bool pd_comm_is_usable(const struct ompi_communicator_t *comm)
 {
     return comm != NULL && comm->magic == PD_MAGIC_COMM &&
            comm->kind != PD_COMM_NULL && comm->state != NULL;
+}
+
+bool pd_comm_is_predefined(const struct ompi_communicator_t *comm)
+{
+    return comm->kind == PD_COMM_WORLD || comm->kind == PD_COMM_SELF ||
+           comm->kind == PD_COMM_NULL;
+}
+
+int pd_comm_world_rank(const struct ompi_communicator_t *comm, int r)
+{
+    return comm->state->group->members[r];
+}
+
+static struct pd_comm_state *pd_state_new(struct ompi_group_t *group,
+                                          const char *id)
+{
+    struct pd_comm_state *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return NULL;
+    pthread_mutex_init(&st->lock, NULL);
+    snprintf(st->id, sizeof(st->id), "%s", id);
+    st->group = group;
+    return st;
+}
+
+static void pd_state_free(struct pd_comm_state *st)
+{
+    while (st->group_counts != NULL) {
+        struct pd_create_group_count *next = st->group_counts->next;
+        free(st->group_counts);
+        st->group_counts = next;
+    }
+    pd_group_release(st->group);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
 }
 
 /* Data sockets bind where the rendezvous is reached from, unless the user
@@ -32,195 +90,340 @@ static void pd_choose_bind(const char **iface, const char **host,
         *host = hostbuf;
 }
 
-int pd_comm_activate(struct ompi_communicator_t *comm, int rank, int size,
-                     unsigned id, struct pd_fail *fail)
+/* Connect comm's backend context; called with the state's lock held. */
+static int pd_connect(struct ompi_communicator_t *comm, struct pd_fail *fail)
 {
-    struct pd_comm_state *st = calloc(1, sizeof(*st));
-    if (st == NULL) {
-        fail->errclass = MPI_ERR_NO_MEM;
-        snprintf(fail->msg, sizeof(fail->msg), "out of memory");
+    struct pd_comm_state *st = comm->state;
+    char err[512], hostbuf[256];
+    if (pd_route_host_backend(comm->size, &st->host_ops, err, sizeof(err)) != 0) {
+        pd_fail_set(fail, MPI_ERR_OTHER, "%s", err);
         return -1;
     }
-    pthread_mutex_init(&st->lock, NULL);
-    st->id = id;
-    char err[512];
-    if (pd_route_host_backend(size, &st->host_ops, err, sizeof(err)) != 0) {
-        fail->errclass = MPI_ERR_OTHER;
-        snprintf(fail->msg, sizeof(fail->msg), "%s", err);
-        free(st);
-        return -1;
-    }
-
-    char prefix[64], hostbuf[256];
-    snprintf(prefix, sizeof(prefix), "comm%u", id);
     struct pd_backend_comm_init init = {
-        .rank = rank,
-        .size = size,
+        .rank = comm->rank,
+        .size = comm->size,
         .store = pd_rt.store,
-        .store_prefix = prefix,
+        .store_prefix = st->id,
         .timeout_ms = pd_rt.config.timeout_ms,
     };
     pd_choose_bind(&init.bind_iface, &init.bind_host, hostbuf,
                    sizeof(hostbuf));
     struct pd_backend_error berr = { .msg = "" };
     if (st->host_ops->comm_create(&init, &st->host_comm, &berr) != 0) {
-        fail->errclass = MPI_ERR_OTHER;
-        snprintf(fail->msg, sizeof(fail->msg),
-                 "cannot connect %s (rank %d of %d) with %s: %s", comm->name,
-                 rank, size, st->host_ops->name, berr.msg);
-        free(st);
+        pd_fail_set(fail, MPI_ERR_OTHER,
+                    "cannot connect %s (rank %d of %d) with %s: %s",
+                    comm->name[0] ? comm->name : st->id, comm->rank,
+                    comm->size, st->host_ops->name, berr.msg);
+        st->host_comm = NULL;
         return -1;
     }
-    comm->rank = rank;
-    comm->size = size;
-    comm->errhandler = (struct ompi_errhandler_t *)MPI_ERRORS_ARE_FATAL;
-    comm->state = st;
+    pd_log(PD_LOG_TRACE, "connected communicator %s (%d ranks) via %s",
+           st->id, comm->size, st->host_ops->name);
     return 0;
 }
 
-void pd_comm_deactivate(struct ompi_communicator_t *comm)
+int pd_comm_backend(struct ompi_communicator_t *comm,
+                    const struct pd_backend_ops **ops,
+                    struct pd_backend_comm **bc, struct pd_fail *fail)
+{
+    struct pd_comm_state *st = comm->state;
+    pthread_mutex_lock(&st->lock);
+    int rc = st->host_comm != NULL ? 0 : pd_connect(comm, fail);
+    *ops = st->host_ops;
+    *bc = st->host_comm;
+    pthread_mutex_unlock(&st->lock);
+    return rc == 0 ? MPI_SUCCESS : fail->errclass;
+}
+
+uint32_t pd_comm_reserve_tags(struct ompi_communicator_t *comm)
+{
+    struct pd_comm_state *st = comm->state;
+    pthread_mutex_lock(&st->lock);
+    uint32_t tag = st->next_tag;
+    st->next_tag += PD_TAGS_PER_CALL;
+    pthread_mutex_unlock(&st->lock);
+    return tag;
+}
+
+int pd_comm_init_predefined(struct ompi_communicator_t *comm,
+                            struct ompi_group_t *group, const char *id,
+                            bool connect_now, struct pd_fail *fail)
+{
+    struct pd_comm_state *st = pd_state_new(group, id);
+    if (st == NULL) {
+        pd_group_release(group);
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return -1;
+    }
+    comm->rank = group->rank;
+    comm->size = group->size;
+    comm->errhandler = (struct ompi_errhandler_t *)MPI_ERRORS_ARE_FATAL;
+    comm->state = st;
+    if (connect_now && pd_connect(comm, fail) != 0) {
+        comm->state = NULL;
+        pd_state_free(st);
+        return -1;
+    }
+    return 0;
+}
+
+/* A new communicator object over group (this rank a member). */
+static struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *parent,
+                                               struct ompi_group_t *group,
+                                               const char *id)
+{
+    struct ompi_communicator_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->state = pd_state_new(group, id);
+    if (c->state == NULL) {
+        free(c);
+        return NULL;
+    }
+    c->magic = PD_MAGIC_COMM;
+    c->kind = PD_COMM_USER;
+    c->rank = group->rank;
+    c->size = group->size;
+    /* A new communicator inherits its parent's error handler. */
+    c->errhandler = parent->errhandler;
+    return c;
+}
+
+/* The id of the next communicator made from parent by a call on all of
+ * parent's ranks: every rank counts the same creation calls. */
+static int pd_child_id(struct ompi_communicator_t *parent, char *id,
+                       size_t len, struct pd_fail *fail)
+{
+    struct pd_comm_state *st = parent->state;
+    pthread_mutex_lock(&st->lock);
+    unsigned n = st->next_child++;
+    pthread_mutex_unlock(&st->lock);
+    int written = snprintf(id, len, "%s.%u", st->id, n);
+    if (written < 0 || (size_t)written + 32 >= PD_COMM_ID_LEN) {
+        pd_fail_set(fail, MPI_ERR_INTERN,
+                    "communicators are nested too deeply (id %.40s...)", st->id);
+        return -1;
+    }
+    return 0;
+}
+
+/* Wrap members into a communicator, or MPI_COMM_NULL if this rank is not
+ * one of them. Takes ownership of group. */
+static int pd_comm_finish(struct ompi_communicator_t *parent,
+                          struct ompi_group_t *group, const char *id,
+                          struct ompi_communicator_t **out,
+                          struct pd_fail *fail)
+{
+    if (group->rank == MPI_UNDEFINED) {
+        pd_group_release(group);
+        *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    *out = pd_comm_new(parent, group, id);
+    if (*out == NULL) {
+        pd_group_release(group);
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory creating a communicator");
+        return fail->errclass;
+    }
+    return MPI_SUCCESS;
+}
+
+int pd_comm_dup(struct ompi_communicator_t *comm,
+                struct ompi_communicator_t **out, struct pd_fail *fail)
+{
+    char id[PD_COMM_ID_LEN];
+    if (pd_child_id(comm, id, sizeof(id), fail) != 0)
+        return fail->errclass;
+    struct ompi_group_t *group = comm->state->group;
+    pd_group_retain(group);
+    int rc = pd_comm_finish(comm, group, id, out, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (pd_attr_copy_all(comm, *out, fail) != 0) {
+        pd_comm_free(*out);
+        *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
+        return fail->errclass;
+    }
+    return MPI_SUCCESS;
+}
+
+struct pd_split_entry {
+    int color;
+    int key;
+    int rank;           /* in the parent */
+};
+
+static int pd_split_order(const void *a, const void *b)
+{
+    const struct pd_split_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
+                  struct ompi_communicator_t **out, struct pd_fail *fail)
+{
+    char id[PD_COMM_ID_LEN];
+    if (pd_child_id(comm, id, sizeof(id), fail) != 0)
+        return fail->errclass;
+    int n = comm->size;
+    struct pd_split_entry mine = { color, key, comm->rank };
+    struct pd_split_entry *all = malloc((size_t)n * sizeof(*all));
+    if (all == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm), &mine, all,
+                               sizeof(mine), fail);
+    if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
+        free(all);
+        if (rc == MPI_SUCCESS)
+            *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
+        return rc;
+    }
+    /* Members of my color, ordered by key, ties by parent rank. */
+    int members = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i].color == color)
+            all[members++] = all[i];
+    qsort(all, (size_t)members, sizeof(*all), pd_split_order);
+    int *world = malloc((size_t)members * sizeof(int));
+    if (world == NULL) {
+        free(all);
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    for (int i = 0; i < members; i++)
+        world[i] = pd_comm_world_rank(comm, all[i].rank);
+    free(all);
+    struct ompi_group_t *group = pd_group_new(members, world);
+    free(world);
+    if (group == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    char child[PD_COMM_ID_LEN + 16];
+    snprintf(child, sizeof(child), "%.*s:%d", PD_COMM_ID_LEN - 16, id, color);
+    return pd_comm_finish(comm, group, child, out, fail);
+}
+
+/* FNV-1a: a short, stable name for a host or a member list. */
+static uint64_t pd_hash(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+int pd_comm_split_shared(struct ompi_communicator_t *comm, int key,
+                         struct ompi_communicator_t **out,
+                         struct pd_fail *fail)
+{
+    /* Ranks on one host share a color: the lowest parent rank there. */
+    char host[sizeof(pd_rt.host)];
+    memset(host, 0, sizeof(host));
+    snprintf(host, sizeof(host), "%s", pd_rt.host);
+    char *all = malloc((size_t)comm->size * sizeof(host));
+    if (all == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm), host, all,
+                               sizeof(host), fail);
+    int color = comm->rank;
+    for (int i = 0; rc == MPI_SUCCESS && i < comm->size; i++) {
+        if (memcmp(all + (size_t)i * sizeof(host), host, sizeof(host)) == 0) {
+            color = i;
+            break;
+        }
+    }
+    free(all);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return pd_comm_split(comm, color, key, out, fail);
+}
+
+int pd_comm_create(struct ompi_communicator_t *comm,
+                   struct ompi_group_t *group,
+                   struct ompi_communicator_t **out, struct pd_fail *fail)
+{
+    char id[PD_COMM_ID_LEN];
+    if (pd_child_id(comm, id, sizeof(id), fail) != 0)
+        return fail->errclass;
+    struct ompi_group_t *copy = pd_group_new(group->size, group->members);
+    if (copy == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    return pd_comm_finish(comm, copy, id, out, fail);
+}
+
+int pd_comm_create_group(struct ompi_communicator_t *comm,
+                         struct ompi_group_t *group, int tag,
+                         struct ompi_communicator_t **out,
+                         struct pd_fail *fail)
+{
+    uint64_t hash = pd_hash(group->members, (size_t)group->size * sizeof(int));
+    struct pd_comm_state *st = comm->state;
+    pthread_mutex_lock(&st->lock);
+    struct pd_create_group_count *c = st->group_counts;
+    while (c != NULL && (c->tag != tag || c->group_hash != hash))
+        c = c->next;
+    if (c == NULL && (c = calloc(1, sizeof(*c))) != NULL) {
+        c->tag = tag;
+        c->group_hash = hash;
+        c->next = st->group_counts;
+        st->group_counts = c;
+    }
+    unsigned n = c != NULL ? c->count++ : 0;
+    pthread_mutex_unlock(&st->lock);
+    if (c == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    char id[PD_COMM_ID_LEN + 64];
+    int written = snprintf(id, sizeof(id), "%s.g%d.%016llx.%u", st->id, tag,
+                           (unsigned long long)hash, n);
+    if (written < 0 || written >= PD_COMM_ID_LEN) {
+        pd_fail_set(fail, MPI_ERR_INTERN,
+                    "communicators are nested too deeply (id %.40s...)", st->id);
+        return fail->errclass;
+    }
+    struct ompi_group_t *copy = pd_group_new(group->size, group->members);
+    if (copy == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    return pd_comm_finish(comm, copy, id, out, fail);
+}
+
+static void pd_comm_release_state(struct ompi_communicator_t *comm)
 {
     struct pd_comm_state *st = comm->state;
     if (st == NULL)
         return;
+    pd_progress_stop(comm);
+    pd_p2p_release(comm);
+    if (st->host_comm != NULL)
+        st->host_ops->comm_destroy(st->host_comm);
     comm->state = NULL;
-    st->host_ops->comm_destroy(st->host_comm);
-    pthread_mutex_destroy(&st->lock);
-    free(st);
+    pd_state_free(st);
 }
 
-/* Translate a backend failure into an MPI error class and message. */
-static int pd_backend_failed(int status, const char *call,
-                             const struct ompi_communicator_t *comm,
-                             const struct pd_backend_error *berr,
-                             struct pd_fail *fail)
+void pd_comm_free(struct ompi_communicator_t *comm)
 {
-    if (status == PD_BACKEND_ERR_IO)
-        pd_runtime_note_peer_lost();
-    switch (status) {
-    case PD_BACKEND_ERR_NOMEM: fail->errclass = MPI_ERR_NO_MEM; break;
-    case PD_BACKEND_ERR_UNSUPPORTED: fail->errclass = MPI_ERR_UNSUPPORTED_OPERATION; break;
-    case PD_BACKEND_ERR_INTERNAL: fail->errclass = MPI_ERR_INTERN; break;
-    default: fail->errclass = MPI_ERR_OTHER; break;
-    }
-    const char *why = status == PD_BACKEND_ERR_TIMEOUT
-                          ? " (timed out; PDMPI_TIMEOUT bounds every wait)"
-                          : "";
-    snprintf(fail->msg, sizeof(fail->msg), "%s failed on %s%s: %s", call,
-             comm->name, why, berr->msg);
-    return fail->errclass;
+    pd_comm_release_state(comm);
+    comm->magic = PD_MAGIC_FREED;
+    free(comm);
 }
 
-enum pd_coll_kind {
-    PD_COLL_ALLREDUCE,
-    PD_COLL_REDUCE,
-    PD_COLL_BCAST,
-    PD_COLL_ALLGATHER,
-    PD_COLL_BARRIER,
-};
-
-static const char *const pd_coll_call[] = {
-    [PD_COLL_ALLREDUCE] = "MPI_Allreduce",
-    [PD_COLL_REDUCE] = "MPI_Reduce",
-    [PD_COLL_BCAST] = "MPI_Bcast",
-    [PD_COLL_ALLGATHER] = "MPI_Allgather",
-    [PD_COLL_BARRIER] = "MPI_Barrier",
-};
-
-/* The backend's entry for kind, called; PD_BACKEND_ERR_UNSUPPORTED with a
- * message if the backend leaves it NULL. */
-static int pd_dispatch(const struct pd_backend_ops *ops,
-                       struct pd_backend_comm *bc, enum pd_coll_kind kind,
-                       const struct pd_coll_args *args,
-                       struct pd_backend_error *err)
+void pd_comm_finalize_predefined(struct ompi_communicator_t *comm)
 {
-    int (*op)(struct pd_backend_comm *, const struct pd_coll_args *,
-              struct pd_backend_error *) = NULL;
-    switch (kind) {
-    case PD_COLL_ALLREDUCE: op = ops->allreduce; break;
-    case PD_COLL_REDUCE: op = ops->reduce; break;
-    case PD_COLL_BCAST: op = ops->bcast; break;
-    case PD_COLL_ALLGATHER: op = ops->allgather; break;
-    case PD_COLL_BARRIER:
-        if (ops->barrier != NULL)
-            return ops->barrier(bc, args->tag, err);
-        break;
-    }
-    if (op != NULL)
-        return op(bc, args, err);
-    snprintf(err->msg, sizeof(err->msg), "the %s backend has no %s",
-             ops->name, pd_coll_call[kind]);
-    return PD_BACKEND_ERR_UNSUPPORTED;
-}
-
-/* Run one collective under the communicator's lock with the next tag, so
- * that every rank issues the calls on a communicator in one order. */
-static int pd_run(struct ompi_communicator_t *comm, enum pd_coll_kind kind,
-                  struct pd_coll_args *args, struct pd_fail *fail)
-{
-    struct pd_comm_state *st = comm->state;
-    struct pd_backend_error berr = { .msg = "" };
-    pthread_mutex_lock(&st->lock);
-    args->tag = st->next_tag++;
-    if (pd_log_enabled(PD_LOG_TRACE))
-        pd_log(PD_LOG_TRACE, "%s on %s: %zu x %zu B, root %d, tag %u, via %s",
-               pd_coll_call[kind], comm->name, args->count, args->elem_size,
-               args->root, args->tag, st->host_ops->name);
-    int status = pd_dispatch(st->host_ops, st->host_comm, kind, args, &berr);
-    pthread_mutex_unlock(&st->lock);
-    if (status != PD_BACKEND_OK)
-        return pd_backend_failed(status, pd_coll_call[kind], comm, &berr, fail);
-    return MPI_SUCCESS;
-}
-
-int pd_coll_allreduce(struct ompi_communicator_t *comm, const void *sendbuf,
-                      void *recvbuf, size_t count,
-                      const struct ompi_datatype_t *type, pd_reduce_fn fn,
-                      struct pd_fail *fail)
-{
-    struct pd_coll_args args = {
-        .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-        .elem_size = pd_type_extent(type), .reduce = fn, .root = -1,
-    };
-    return pd_run(comm, PD_COLL_ALLREDUCE, &args, fail);
-}
-
-int pd_coll_reduce(struct ompi_communicator_t *comm, const void *sendbuf,
-                   void *recvbuf, size_t count,
-                   const struct ompi_datatype_t *type, pd_reduce_fn fn,
-                   int root, struct pd_fail *fail)
-{
-    struct pd_coll_args args = {
-        .sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-        .elem_size = pd_type_extent(type), .reduce = fn, .root = root,
-    };
-    return pd_run(comm, PD_COLL_REDUCE, &args, fail);
-}
-
-int pd_coll_bcast(struct ompi_communicator_t *comm, void *buffer, size_t count,
-                  const struct ompi_datatype_t *type, int root,
-                  struct pd_fail *fail)
-{
-    struct pd_coll_args args = {
-        .sendbuf = NULL, .recvbuf = buffer, .count = count,
-        .elem_size = pd_type_extent(type), .root = root,
-    };
-    return pd_run(comm, PD_COLL_BCAST, &args, fail);
-}
-
-int pd_coll_allgather(struct ompi_communicator_t *comm, const void *sendbuf,
-                      void *recvbuf, size_t bytes_per_rank,
-                      struct pd_fail *fail)
-{
-    struct pd_coll_args args = {
-        .sendbuf = sendbuf, .recvbuf = recvbuf, .count = bytes_per_rank,
-        .elem_size = 1, .root = -1,
-    };
-    return pd_run(comm, PD_COLL_ALLGATHER, &args, fail);
-}
-
-int pd_coll_barrier(struct ompi_communicator_t *comm, struct pd_fail *fail)
-{
-    struct pd_coll_args args = { .root = -1 };
-    return pd_run(comm, PD_COLL_BARRIER, &args, fail);
+    pd_attr_delete_all(comm);
+    pd_comm_release_state(comm);
 }

@@ -1,4 +1,8 @@
-/* Communicator runtime state and the collective entry points of core. */
+/*
+ * Communicators: lifecycle (predefined, dup, split, create, free), the
+ * lazily connected backend context, and the tag sequence that keeps every
+ * rank's calls on one communicator in the same order.
+ */
 #ifndef PD_CORE_COMM_H
 #define PD_CORE_COMM_H
 
@@ -8,15 +12,30 @@
 #include "backend/backend.h"
 #include "core/objects.h"
 
+#define PD_COMM_ID_LEN 160
+
+/* Each MPI call on a communicator owns this many consecutive tags, so a
+ * call built from several backend operations never collides with the
+ * next call. */
+#define PD_TAGS_PER_CALL 4u
+
+struct pd_attr;
+struct pd_progress;
+struct pd_p2p;
+struct pd_create_group_count;
+
 struct pd_comm_state {
-    /* Serializes calls on this communicator: collectives must run in call
-     * order on every rank, and gloo tags must not be reused while a call
-     * with the same tag is in flight. */
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;           /* the fields below */
     uint32_t next_tag;
-    unsigned id;                            /* store prefix component */
-    const struct pd_backend_ops *host_ops;  /* host-memory backend */
-    struct pd_backend_comm *host_comm;
+    unsigned next_child;            /* creation calls made on this comm */
+    struct pd_create_group_count *group_counts; /* MPI_Comm_create_group */
+    char id[PD_COMM_ID_LEN];        /* same on every member, unique in job */
+    struct ompi_group_t *group;
+    const struct pd_backend_ops *host_ops;
+    struct pd_backend_comm *host_comm;   /* connected on first use */
+    struct pd_attr *attrs;               /* core/attr.c */
+    struct pd_progress *progress;        /* started by the first I-call */
+    struct pd_p2p *p2p;                  /* started by the first message */
 };
 
 /* A failure inside core: the MPI error class and a one-line reason. */
@@ -25,28 +44,49 @@ struct pd_fail {
     char msg[640];
 };
 
-int pd_comm_activate(struct ompi_communicator_t *comm, int rank, int size,
-                     unsigned id, struct pd_fail *fail);
-void pd_comm_deactivate(struct ompi_communicator_t *comm);
+void pd_fail_set(struct pd_fail *fail, int errclass, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init; world connects at once so
+ * a broken world fails in MPI_Init, not in the first collective. */
+int pd_comm_init_predefined(struct ompi_communicator_t *comm,
+                            struct ompi_group_t *group, const char *id,
+                            bool connect_now, struct pd_fail *fail);
 
 /* True for a communicator handle usable in a call (not MPI_COMM_NULL). */
 bool pd_comm_is_usable(const struct ompi_communicator_t *comm);
+bool pd_comm_is_predefined(const struct ompi_communicator_t *comm);
 
-/* The collectives. sendbuf NULL means in place. Counts are elements. */
-int pd_coll_allreduce(struct ompi_communicator_t *comm, const void *sendbuf,
-                      void *recvbuf, size_t count,
-                      const struct ompi_datatype_t *type, pd_reduce_fn fn,
-                      struct pd_fail *fail);
-int pd_coll_reduce(struct ompi_communicator_t *comm, const void *sendbuf,
-                   void *recvbuf, size_t count,
-                   const struct ompi_datatype_t *type, pd_reduce_fn fn,
-                   int root, struct pd_fail *fail);
-int pd_coll_bcast(struct ompi_communicator_t *comm, void *buffer, size_t count,
-                  const struct ompi_datatype_t *type, int root,
-                  struct pd_fail *fail);
-int pd_coll_allgather(struct ompi_communicator_t *comm, const void *sendbuf,
-                      void *recvbuf, size_t bytes_per_rank,
-                      struct pd_fail *fail);
-int pd_coll_barrier(struct ompi_communicator_t *comm, struct pd_fail *fail);
+/* The backend serving host memory on comm, connecting it on first use. */
+int pd_comm_backend(struct ompi_communicator_t *comm,
+                    const struct pd_backend_ops **ops,
+                    struct pd_backend_comm **bc, struct pd_fail *fail);
+
+/* The first of PD_TAGS_PER_CALL tags for the next call on comm. */
+uint32_t pd_comm_reserve_tags(struct ompi_communicator_t *comm);
+
+/* World rank of rank r of comm. */
+int pd_comm_world_rank(const struct ompi_communicator_t *comm, int r);
+
+/* Creation; *out is MPI_COMM_NULL for a rank that is not a member. */
+int pd_comm_dup(struct ompi_communicator_t *comm,
+                struct ompi_communicator_t **out, struct pd_fail *fail);
+int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
+                  struct ompi_communicator_t **out, struct pd_fail *fail);
+int pd_comm_split_shared(struct ompi_communicator_t *comm, int key,
+                         struct ompi_communicator_t **out,
+                         struct pd_fail *fail);
+int pd_comm_create(struct ompi_communicator_t *comm,
+                   struct ompi_group_t *group,
+                   struct ompi_communicator_t **out, struct pd_fail *fail);
+int pd_comm_create_group(struct ompi_communicator_t *comm,
+                         struct ompi_group_t *group, int tag,
+                         struct ompi_communicator_t **out,
+                         struct pd_fail *fail);
+
+/* Release a user communicator (its attributes are deleted first). */
+void pd_comm_free(struct ompi_communicator_t *comm);
+/* Release the predefined ones' state at MPI_Finalize. */
+void pd_comm_finalize_predefined(struct ompi_communicator_t *comm);
 
 #endif

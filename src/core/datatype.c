@@ -1,4 +1,7 @@
-/* Properties of predefined datatypes, read from the one list. */
+/* Datatype properties, and the derived types built from them. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/objects.h"
 
 struct pd_type_props {
@@ -16,6 +19,8 @@ bool pd_type_is_valid(const struct ompi_datatype_t *type)
 {
     if (type == NULL || type->magic != PD_MAGIC_TYPE)
         return false;
+    if (type->id == PD_T_DERIVED)
+        return true;
     if (type->id <= PD_T_DATATYPE_NULL || type->id >= PD_TYPE_COUNT)
         return false;
     /* MPI_LB, MPI_UB and the placeholder have no data to move. */
@@ -23,14 +28,19 @@ bool pd_type_is_valid(const struct ompi_datatype_t *type)
            type->id != PD_T_UNAVAILABLE;
 }
 
+bool pd_type_is_predefined(const struct ompi_datatype_t *type)
+{
+    return type->id != PD_T_DERIVED;
+}
+
 enum pd_type_class pd_type_class_of(const struct ompi_datatype_t *type)
 {
-    return (enum pd_type_class)pd_type_props[type->id].cls;
+    return (enum pd_type_class)pd_type_props[type->base_id].cls;
 }
 
 enum pd_elem_kind pd_type_elem_kind(const struct ompi_datatype_t *type)
 {
-    return (enum pd_elem_kind)pd_type_props[type->id].ek;
+    return (enum pd_elem_kind)pd_type_props[type->base_id].ek;
 }
 
 size_t pd_type_extent(const struct ompi_datatype_t *type)
@@ -46,4 +56,37 @@ size_t pd_type_size(const struct ompi_datatype_t *type)
 const char *pd_type_name(const struct ompi_datatype_t *type)
 {
     return type->name;
+}
+
+struct ompi_datatype_t *pd_type_new_strided(const struct ompi_datatype_t *old,
+                                            size_t blocks, size_t blocklen,
+                                            long stride_bytes)
+{
+    struct ompi_datatype_t *t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return NULL;
+    size_t block_bytes = blocklen * old->extent;
+    t->magic = PD_MAGIC_TYPE;
+    t->id = PD_T_DERIVED;
+    t->size = blocks * blocklen * old->size;
+    t->base_id = old->base_id;
+    t->base_count = blocks * blocklen * old->base_count;
+    /* Blocks abut exactly when the stride is one block: then the type is
+     * plain elements end to end, whatever constructor made it. */
+    t->contiguous = old->contiguous &&
+                    (blocks <= 1 || stride_bytes == (long)block_bytes);
+    if (blocks == 0)
+        t->extent = 0;
+    else if (stride_bytes >= 0)
+        t->extent = (blocks - 1) * (size_t)stride_bytes + block_bytes;
+    else
+        t->extent = (blocks - 1) * (size_t)(-stride_bytes) + block_bytes;
+    t->committed = false;
+    return t;
+}
+
+void pd_type_release(struct ompi_datatype_t *type)
+{
+    type->magic = PD_MAGIC_FREED;
+    free(type);
 }

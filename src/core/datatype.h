@@ -34,6 +34,7 @@ enum pd_elem_kind {
     PD_EK_CF32, PD_EK_CF64, PD_EK_CFLD,
     PD_EK_BOOL,
     PD_EK_LOGICAL8, PD_EK_LOGICAL16, PD_EK_LOGICAL32, PD_EK_LOGICAL64,
+    PD_EK_F16, PD_EK_BF16,
     PD_EK_COUNT,
 };
 
@@ -42,16 +43,27 @@ enum pd_type_id {
 #include "core/datatype_list.h"
 #undef PD_TYPE
     PD_TYPE_COUNT,
+    PD_T_DERIVED = PD_TYPE_COUNT,   /* made by MPI_Type_contiguous & co. */
 };
 
 struct ompi_datatype_t;
 
-/* NULL unless type is a valid, usable datatype handle. */
+/* True for a valid datatype handle that can describe data (not
+ * MPI_DATATYPE_NULL, MPI_LB/UB, or a freed type). */
 bool pd_type_is_valid(const struct ompi_datatype_t *type);
+/* Class and element kind are those of the type's predefined base. */
 enum pd_type_class pd_type_class_of(const struct ompi_datatype_t *type);
 enum pd_elem_kind pd_type_elem_kind(const struct ompi_datatype_t *type);
 size_t pd_type_extent(const struct ompi_datatype_t *type);
 size_t pd_type_size(const struct ompi_datatype_t *type);
 const char *pd_type_name(const struct ompi_datatype_t *type);
+bool pd_type_is_predefined(const struct ompi_datatype_t *type);
+
+/* A derived type: count copies of old, each stride_bytes apart (equal to
+ * old's extent for a contiguous type). NULL when out of memory. */
+struct ompi_datatype_t *pd_type_new_strided(const struct ompi_datatype_t *old,
+                                            size_t blocks, size_t blocklen,
+                                            long stride_bytes);
+void pd_type_release(struct ompi_datatype_t *type);
 
 #endif

@@ -13,6 +13,7 @@
 #define PD_CORE_OBJECTS_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,7 @@
 #define PD_MAGIC_MESSAGE 0x4d534747u    /* "MSGG" */
 #define PD_MAGIC_WIN 0x57494e5fu        /* "WIN_" */
 #define PD_MAGIC_FILE 0x46494c45u       /* "FILE" */
+#define PD_MAGIC_FREED 0x46524545u      /* "FREE": a released user object */
 
 enum pd_errhandler_kind {
     PD_ERRH_NULL = 0,
@@ -65,23 +67,48 @@ struct ompi_communicator_t {
 
 struct ompi_datatype_t {
     uint32_t magic;
-    int id;                         /* enum pd_type_id */
+    int id;                         /* enum pd_type_id; PD_T_DERIVED */
     size_t size;                    /* MPI_Type_size: bytes of data */
     size_t extent;                  /* stride between elements */
     char name[MPI_MAX_OBJECT_NAME];
+    /* A datatype is base_count elements of the predefined type base_id
+     * laid end to end (predefined: itself, once) -- unless contiguous is
+     * false, in which case it has holes and only its size is known. */
+    int base_id;
+    size_t base_count;
+    bool contiguous;
+    bool committed;                 /* predefined types always are */
 };
 
 struct ompi_op_t {
     uint32_t magic;
-    int id;                         /* enum pd_op_id */
+    int id;                         /* enum pd_op_id; PD_OP_USER */
     char name[32];
+    MPI_User_function *user_fn;     /* MPI_Op_create's function */
+    bool commutative;
+};
+
+/* A group: its members as ranks of MPI_COMM_WORLD, in group order. */
+struct ompi_group_t {
+    uint32_t magic;
+    int id;
+    int size;
+    int rank;                       /* this process's rank, or MPI_UNDEFINED */
+    int *members;
+    int refs;                       /* freed when it drops to 0 (atomic) */
+};
+
+struct pd_request_state;            /* see core/request.h */
+
+struct ompi_request_t {
+    uint32_t magic;
+    int id;
+    struct pd_request_state *state; /* NULL for MPI_REQUEST_NULL */
 };
 
 /* Objects pdmpi does not implement yet exist so that binaries load; they
  * carry only a magic word so misuse is detected. */
-struct ompi_group_t { uint32_t magic; int id; };
 struct ompi_info_t { uint32_t magic; int id; };
-struct ompi_request_t { uint32_t magic; int id; };
 struct ompi_message_t { uint32_t magic; int id; };
 struct ompi_win_t { uint32_t magic; int id; };
 struct ompi_file_t { uint32_t magic; int id; };

@@ -1,11 +1,19 @@
 /* Which predefined op applies to which datatype, and with what kernel. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/objects.h"
 #include "core/reduce_kernels.h"
 
 bool pd_op_is_valid(const struct ompi_op_t *op)
 {
     return op != NULL && op->magic == PD_MAGIC_OP && op->id > PD_OP_NULL &&
-           op->id < PD_OP_COUNT;
+           op->id <= PD_OP_USER;
+}
+
+bool pd_op_is_predefined(const struct ompi_op_t *op)
+{
+    return op->id != PD_OP_USER;
 }
 
 const char *pd_op_name(const struct ompi_op_t *op)
@@ -44,13 +52,67 @@ static bool pd_op_allows(enum pd_op_id op, enum pd_type_class cls)
     }
 }
 
-pd_reduce_fn pd_op_kernel(const struct ompi_op_t *op,
-                          const struct ompi_datatype_t *type)
+/* MPI_User_function computes inoutvec = invec (op) inoutvec; kernels
+ * compute out = a (op) b with a the earlier operand, out possibly equal
+ * to a or b. */
+static void pd_user_kernel(void *out, const void *a, const void *b, size_t n,
+                           const void *ctx)
 {
+    const struct pd_reduction *r = ctx;
+    int len = (int)n;
+    struct ompi_datatype_t *type = r->user_type;
+    size_t bytes = n * r->elem_size;
+    if (out == b) {
+        r->user_fn((void *)a, out, &len, &type);
+        return;
+    }
+    if (out != a) {
+        memcpy(out, b, bytes);
+        r->user_fn((void *)a, out, &len, &type);
+        return;
+    }
+    void *tmp = malloc(bytes);
+    if (tmp == NULL)
+        abort(); /* no way to report from inside a kernel */
+    memcpy(tmp, b, bytes);
+    r->user_fn((void *)a, tmp, &len, &type);
+    memcpy(out, tmp, bytes);
+    free(tmp);
+}
+
+bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
+                     struct pd_reduction *r)
+{
+    memset(r, 0, sizeof(*r));
+    if (op->id == PD_OP_USER) {
+        /* The user's function sees whole items of the user's datatype. */
+        r->fn = pd_user_kernel;
+        r->ctx = r;
+        r->commutative = op->commutative;
+        r->elem_size = type->extent;
+        r->elems_per_item = 1;
+        r->user_fn = op->user_fn;
+        r->user_type = type;
+        return true;
+    }
     enum pd_op_id id = (enum pd_op_id)op->id;
     if (!pd_op_allows(id, pd_type_class_of(type)))
-        return NULL;
+        return false;
     if (id == PD_OP_MAXLOC || id == PD_OP_MINLOC)
-        return pd_loc_kernel_lookup((enum pd_type_id)type->id, id);
-    return pd_kernel_lookup(pd_type_elem_kind(type), id);
+        r->fn = pd_loc_kernel_lookup((enum pd_type_id)type->base_id, id);
+    else
+        r->fn = pd_kernel_lookup(pd_type_elem_kind(type), id);
+    if (r->fn == NULL)
+        return false;
+    /* Predefined kernels work element by element on the base type. */
+    r->commutative = true;
+    r->elem_size = type->extent / (type->base_count ? type->base_count : 1);
+    r->elems_per_item = type->base_count;
+    return true;
+}
+
+void pd_reduce_items(const struct pd_reduction *r, void *out, const void *a,
+                     const void *b, size_t items)
+{
+    r->fn(out, a, b, items * r->elems_per_item, r->ctx);
 }

@@ -13,24 +13,47 @@ enum pd_op_id {
     PD_OP_LAND, PD_OP_BAND, PD_OP_LOR, PD_OP_BOR, PD_OP_LXOR, PD_OP_BXOR,
     PD_OP_MAXLOC, PD_OP_MINLOC, PD_OP_REPLACE, PD_OP_NO_OP,
     PD_OP_COUNT,
+    PD_OP_USER = PD_OP_COUNT,       /* made by MPI_Op_create */
 };
 
 /*
- * out[i] = a[i] (op) b[i] for n elements; out may alias a or b.
+ * out[i] = a[i] (op) b[i] for n elements; out may alias a or b. ctx is
+ * the kernel's own state (NULL for predefined ops; the user function and
+ * datatype for MPI_Op_create's ops).
  * Kernels are plain loops over typed arrays so the compiler vectorizes
  * them; the order of operands is fixed so every rank that reduces the
  * same inputs in the same order gets the same bits.
  */
-typedef void (*pd_reduce_fn)(void *out, const void *a, const void *b, size_t n);
+typedef void (*pd_reduce_fn)(void *out, const void *a, const void *b, size_t n,
+                             const void *ctx);
 
 struct ompi_op_t;
+struct ompi_datatype_t;
+
+/* How to reduce items of one datatype with one op: the kernel works on
+ * elems_per_item elements of elem_size bytes per datatype item. */
+struct pd_reduction {
+    pd_reduce_fn fn;
+    const void *ctx;                /* kernel state: this struct, for user ops */
+    bool commutative;
+    size_t elem_size;
+    size_t elems_per_item;
+    void (*user_fn)(void *, void *, int *, struct ompi_datatype_t **);
+    struct ompi_datatype_t *user_type;
+};
 
 bool pd_op_is_valid(const struct ompi_op_t *op);
+bool pd_op_is_predefined(const struct ompi_op_t *op);
 const char *pd_op_name(const struct ompi_op_t *op);
 
-/* The kernel for (op, type), or NULL when the MPI standard does not
- * define op on that type (the caller reports MPI_ERR_OP). */
-pd_reduce_fn pd_op_kernel(const struct ompi_op_t *op,
-                          const struct ompi_datatype_t *type);
+/* Fill *r for (op, type). False when the MPI standard does not define op
+ * on that type (the caller reports MPI_ERR_OP). r must stay where it is
+ * while the kernel runs: user ops point ctx at it. */
+bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
+                     struct pd_reduction *r);
+
+/* Reduce the kernel elements of one item count times: out = a (op) b. */
+void pd_reduce_items(const struct pd_reduction *r, void *out, const void *a,
+                     const void *b, size_t items);
 
 #endif

@@ -11,6 +11,7 @@
  * initializer, copied along with the object.
  */
 #include "core/objects.h"
+#include "pdmpi.h"
 
 #define PD_ASSERT_ABI_SIZE(type, size) \
     _Static_assert(sizeof(type) == (size), #type " must be " #size " bytes (Open MPI ABI)")
@@ -44,12 +45,14 @@ struct ompi_predefined_communicator_t ompi_mpi_comm_null =
 #define PD_TYPE(sym, id_, size_, extent_, name_, cls, ek)                   \
     struct ompi_predefined_datatype_t sym = {                              \
         .obj = { .magic = PD_MAGIC_TYPE, .id = (id_), .size = (size_),     \
-                 .extent = (extent_), .name = name_ } };
+                 .extent = (extent_), .name = name_, .base_id = (id_),     \
+                 .base_count = 1, .contiguous = true, .committed = true } };
 #include "core/datatype_list.h"
 #undef PD_TYPE
 
-#define PD_OP_INIT(id_, name_) \
-    { .obj = { .magic = PD_MAGIC_OP, .id = (id_), .name = name_ } }
+#define PD_OP_INIT(id_, name_)                                            \
+    { .obj = { .magic = PD_MAGIC_OP, .id = (id_), .name = name_,          \
+               .commutative = true } }
 
 struct ompi_predefined_op_t ompi_mpi_op_null = PD_OP_INIT(PD_OP_NULL, "MPI_OP_NULL");
 struct ompi_predefined_op_t ompi_mpi_op_max = PD_OP_INIT(PD_OP_MAX, "MPI_MAX");
@@ -81,8 +84,13 @@ struct ompi_predefined_errhandler_t ompi_mpi_errors_throw_exceptions =
 
 #define PD_SIMPLE_INIT(magic_, id_) { .obj = { .magic = (magic_), .id = (id_) } }
 
-struct ompi_predefined_group_t ompi_mpi_group_null = PD_SIMPLE_INIT(PD_MAGIC_GROUP, 0);
-struct ompi_predefined_group_t ompi_mpi_group_empty = PD_SIMPLE_INIT(PD_MAGIC_GROUP, 1);
+/* Predefined groups are never freed: their reference count starts high. */
+struct ompi_predefined_group_t ompi_mpi_group_null =
+    { .obj = { .magic = PD_MAGIC_GROUP, .id = 0, .size = 0,
+               .rank = MPI_UNDEFINED, .refs = 1 << 30 } };
+struct ompi_predefined_group_t ompi_mpi_group_empty =
+    { .obj = { .magic = PD_MAGIC_GROUP, .id = 1, .size = 0,
+               .rank = MPI_UNDEFINED, .refs = 1 << 30 } };
 struct ompi_predefined_info_t ompi_mpi_info_null = PD_SIMPLE_INIT(PD_MAGIC_INFO, 0);
 struct ompi_predefined_info_t ompi_mpi_info_env = PD_SIMPLE_INIT(PD_MAGIC_INFO, 1);
 struct ompi_predefined_request_t ompi_request_null = PD_SIMPLE_INIT(PD_MAGIC_REQUEST, 0);

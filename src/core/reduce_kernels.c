@@ -9,12 +9,15 @@
 #include <complex.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/reduce_kernels.h"
 
 #define PD_KERNEL(fname, T, EXPR)                                           \
-    static void fname(void *out_, const void *a_, const void *b_, size_t n) \
+    static void fname(void *out_, const void *a_, const void *b_, size_t n, \
+                      const void *ctx)                                      \
     {                                                                       \
+        (void)ctx;                                                          \
         T *out = out_;                                                      \
         const T *a = a_;                                                    \
         const T *b = b_;                                                    \
@@ -86,6 +89,103 @@ PD_LOGICAL_KERNELS(l16, int16_t)
 PD_LOGICAL_KERNELS(l32, int32_t)
 PD_LOGICAL_KERNELS(l64, int64_t)
 
+/*
+ * Half precision: each pair is widened to fp32, combined, and rounded
+ * back to nearest-even, as deep-learning frameworks accumulate fp16 and
+ * bf16 on the host.
+ */
+static float pd_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13);        /* inf, nan */
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (man << 13); /* normal */
+    } else if (man == 0) {
+        bits = sign;                                     /* zero */
+    } else {                                             /* subnormal */
+        int shift = 0;
+        while ((man & 0x400u) == 0) {
+            man <<= 1;
+            shift++;
+        }
+        bits = sign | ((uint32_t)(113 - shift) << 23) | ((man & 0x3ffu) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+static uint16_t pd_f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof(x));
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t abs = x & 0x7fffffffu;
+    if (abs >= 0x7f800000u)                              /* inf, nan */
+        return (uint16_t)(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
+    if (abs >= 0x477ff000u)                              /* overflow */
+        return (uint16_t)(sign | 0x7c00u);
+    if (abs < 0x38800000u) {                             /* subnormal */
+        if (abs < 0x33000000u)
+            return sign;
+        uint32_t man = (abs & 0x7fffffu) | 0x800000u;
+        int shift = 126 - (int)(abs >> 23);
+        uint32_t half = man >> shift;           /* units of 2^-24 */
+        uint32_t rest = man & ((1u << shift) - 1);
+        uint32_t mid = 1u << (shift - 1);
+        if (rest > mid || (rest == mid && (half & 1u)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u); /* nearest-even */
+    return (uint16_t)(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+static float pd_bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+static uint16_t pd_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof(x));
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((x >> 16) | 0x40u);            /* quiet nan */
+    x += 0x7fffu + ((x >> 16) & 1u);                     /* nearest-even */
+    return (uint16_t)(x >> 16);
+}
+
+#define PD_HALF_KERNEL(fname, WIDEN, NARROW, EXPR)                          \
+    static void fname(void *out_, const void *a_, const void *b_, size_t n, \
+                      const void *ctx)                                      \
+    {                                                                       \
+        (void)ctx;                                                          \
+        uint16_t *out = out_;                                               \
+        const uint16_t *a = a_;                                             \
+        const uint16_t *b = b_;                                             \
+        for (size_t i = 0; i < n; i++) {                                    \
+            float x = WIDEN(a[i]), y = WIDEN(b[i]);                         \
+            out[i] = NARROW(EXPR);                                          \
+        }                                                                   \
+    }
+
+#define PD_HALF_KERNELS(tag, WIDEN, NARROW)                         \
+    PD_HALF_KERNEL(pd_sum_##tag, WIDEN, NARROW, x + y)              \
+    PD_HALF_KERNEL(pd_prod_##tag, WIDEN, NARROW, x * y)             \
+    PD_HALF_KERNEL(pd_max_##tag, WIDEN, NARROW, x > y ? x : y)      \
+    PD_HALF_KERNEL(pd_min_##tag, WIDEN, NARROW, x < y ? x : y)
+
+PD_HALF_KERNELS(f16, pd_f16_to_f32, pd_f32_to_f16)
+PD_HALF_KERNELS(bf16, pd_bf16_to_f32, pd_f32_to_bf16)
+
 #define PD_ALL_INT_OPS(tag)                                                 \
     [PD_OP_SUM] = pd_sum_##tag, [PD_OP_PROD] = pd_prod_##tag,               \
     [PD_OP_MAX] = pd_max_##tag, [PD_OP_MIN] = pd_min_##tag,                 \
@@ -120,6 +220,8 @@ static const pd_reduce_fn pd_kernels[PD_EK_COUNT][PD_OP_COUNT] = {
     [PD_EK_LOGICAL16] = { PD_ALL_LOGICAL_OPS(l16) },
     [PD_EK_LOGICAL32] = { PD_ALL_LOGICAL_OPS(l32) },
     [PD_EK_LOGICAL64] = { PD_ALL_LOGICAL_OPS(l64) },
+    [PD_EK_F16] = { PD_ALL_FLOAT_OPS(f16) },
+    [PD_EK_BF16] = { PD_ALL_FLOAT_OPS(bf16) },
 };
 
 pd_reduce_fn pd_kernel_lookup(enum pd_elem_kind kind, enum pd_op_id op)
@@ -138,8 +240,9 @@ pd_reduce_fn pd_kernel_lookup(enum pd_elem_kind kind, enum pd_op_id op)
 #define PD_LOC_KERNELS(tag, VT, IT)                                         \
     struct pd_pair_##tag { VT v; IT i; };                                   \
     static void pd_maxloc_##tag(void *out_, const void *a_, const void *b_, \
-                                size_t n)                                   \
+                                size_t n, const void *ctx)                  \
     {                                                                       \
+        (void)ctx;                                                          \
         struct pd_pair_##tag *out = out_;                                   \
         const struct pd_pair_##tag *a = a_, *b = b_;                        \
         for (size_t k = 0; k < n; k++) {                                    \
@@ -150,8 +253,9 @@ pd_reduce_fn pd_kernel_lookup(enum pd_elem_kind kind, enum pd_op_id op)
         }                                                                   \
     }                                                                       \
     static void pd_minloc_##tag(void *out_, const void *a_, const void *b_, \
-                                size_t n)                                   \
+                                size_t n, const void *ctx)                  \
     {                                                                       \
+        (void)ctx;                                                          \
         struct pd_pair_##tag *out = out_;                                   \
         const struct pd_pair_##tag *a = a_, *b = b_;                        \
         for (size_t k = 0; k < n; k++) {                                    \

@@ -4,7 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/coll.h"
 #include "core/comm.h"
+#include "core/group.h"
 #include "core/log.h"
 #include "core/runtime.h"
 #include "route/route.h"
@@ -15,9 +17,6 @@
 
 struct pd_runtime pd_rt;
 
-/* Communicator ids: world and self are fixed; user communicators come
- * later from a counter that advances identically on every rank. */
-enum { PD_COMM_ID_WORLD = 0, PD_COMM_ID_SELF = 1 };
 
 static int pd_connect_store(char *err, size_t errlen)
 {
@@ -89,14 +88,24 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     if (pd_connect_store(err, errlen) != 0)
         return MPI_ERR_OTHER;
 
+    /* Communicator ids: "w" and "s"; every other one derives from its
+     * parent's id, identically on every member. */
     struct pd_fail fail = { 0, "" };
     struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
     struct ompi_communicator_t *self = (struct ompi_communicator_t *)MPI_COMM_SELF;
-    if (pd_comm_activate(world, pd_rt.world.rank, pd_rt.world.size,
-                         PD_COMM_ID_WORLD, &fail) != 0 ||
-        pd_comm_activate(self, 0, 1, PD_COMM_ID_SELF, &fail) != 0) {
+    int me = pd_rt.world.rank;
+    struct ompi_group_t *world_group = pd_group_new_world(pd_rt.world.size);
+    struct ompi_group_t *self_group = pd_group_new(1, &me);
+    if (world_group == NULL || self_group == NULL) {
+        pd_group_release(world_group);
+        pd_group_release(self_group);
+        snprintf(err, errlen, "out of memory");
+        return MPI_ERR_NO_MEM;
+    }
+    if (pd_comm_init_predefined(world, world_group, "w", true, &fail) != 0 ||
+        pd_comm_init_predefined(self, self_group, "s", false, &fail) != 0) {
         snprintf(err, errlen, "%s", fail.msg);
-        pd_comm_deactivate(world);
+        pd_comm_finalize_predefined(world);
         if (pd_rt.store != NULL)
             pd_store_close(pd_rt.store);
         pd_rt.store = NULL;
@@ -124,12 +133,12 @@ int pd_runtime_finalize(char *err, size_t errlen)
     struct ompi_communicator_t *self = (struct ompi_communicator_t *)MPI_COMM_SELF;
     struct pd_fail fail = { 0, "" };
     /* No rank lets go of the launcher while another still needs it. */
-    int rc = pd_coll_barrier(world, &fail);
+    int rc = pd_coll_barrier(world, pd_comm_reserve_tags(world), &fail);
     if (rc != MPI_SUCCESS)
         snprintf(err, errlen, "%s", fail.msg);
     __atomic_store_n(&pd_rt.state, PD_RT_FINALIZED, __ATOMIC_RELEASE);
-    pd_comm_deactivate(self);
-    pd_comm_deactivate(world);
+    pd_comm_finalize_predefined(self);
+    pd_comm_finalize_predefined(world);
     if (pd_rt.store != NULL)
         pd_store_close(pd_rt.store);
     pd_rt.store = NULL;

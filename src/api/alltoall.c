@@ -1,0 +1,62 @@
+#include "api/coll_args.h"
+
+#pragma weak MPI_Alltoall = PMPI_Alltoall
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm)
+{
+    static const char call[] = "MPI_Alltoall";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+    struct pd_layout recv = { NULL, NULL,
+                              (size_t)recvcount * pd_type_extent(recvtype) };
+    struct pd_layout send = recv;
+    if (!in_place) {
+        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        send.extent = (size_t)sendcount * pd_type_extent(sendtype);
+        PD_CHECK(pd_check_same_bytes(comm, call, send.extent, recv.extent,
+                                     comm->rank));
+    }
+    struct pd_fail fail;
+    if (pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
+                          in_place ? NULL : sendbuf, &send, recvbuf, &recv,
+                          &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
+                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static const char call[] = "MPI_Alltoallv";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
+    PD_CHECK(pd_check_displs(comm, call, rdispls, "rdispls"));
+    PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
+    struct pd_layout recv = { recvcounts, rdispls, pd_type_extent(recvtype) };
+    struct pd_layout send = recv;
+    if (!in_place) {
+        PD_CHECK(pd_check_counts(comm, call, sendcounts, comm->size, "sendcounts"));
+        PD_CHECK(pd_check_displs(comm, call, sdispls, "sdispls"));
+        PD_CHECK(pd_check_data_type(comm, call, sendtype, "sendtype"));
+        send = (struct pd_layout){ sendcounts, sdispls, pd_type_extent(sendtype) };
+        /* Only this rank's own block can be compared locally. */
+        PD_CHECK(pd_check_same_bytes(
+            comm, call, (size_t)sendcounts[comm->rank] * send.extent,
+            (size_t)recvcounts[comm->rank] * recv.extent, comm->rank));
+    }
+    struct pd_fail fail;
+    if (pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
+                          in_place ? NULL : sendbuf, &send, recvbuf, &recv,
+                          &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}

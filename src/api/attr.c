@@ -1,0 +1,177 @@
+/* Attribute caching on communicators, and the predefined copy/delete
+ * callbacks that mpi.h names (MPI_COMM_DUP_FN & co.). */
+#include "api/api.h"
+#include "core/attr.h"
+
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
+#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
+#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                            int *comm_keyval, void *extra_state)
+{
+    static const char call[] = "MPI_Comm_create_keyval";
+    PD_CHECK(pd_check_active(call));
+    if (comm_keyval == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "comm_keyval is NULL");
+    if (pd_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state,
+                         comm_keyval) != 0)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    static const char call[] = "MPI_Comm_free_keyval";
+    PD_CHECK(pd_check_active(call));
+    if (comm_keyval == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "comm_keyval is NULL");
+    if (pd_keyval_free(*comm_keyval) != 0)
+        return pd_raise(NULL, call, MPI_ERR_KEYVAL,
+                        "%d is not a keyval made by MPI_Comm_create_keyval",
+                        *comm_keyval);
+    *comm_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+    static const char call[] = "MPI_Comm_set_attr";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    if (!pd_keyval_is_user(comm_keyval))
+        return pd_raise(comm, call, MPI_ERR_KEYVAL,
+                        pd_keyval_is_predefined(comm_keyval)
+                            ? "keyval %d is predefined and read-only"
+                            : "%d is not a valid keyval", comm_keyval);
+    struct pd_fail fail;
+    if (pd_attr_set(comm, comm_keyval, attribute_val, &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                       int *flag)
+{
+    static const char call[] = "MPI_Comm_get_attr";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    if (attribute_val == NULL || flag == NULL)
+        return pd_raise(comm, call, MPI_ERR_ARG, "%s is NULL",
+                        flag == NULL ? "flag" : "attribute_val");
+    if (!pd_keyval_is_predefined(comm_keyval) && !pd_keyval_is_user(comm_keyval))
+        return pd_raise(comm, call, MPI_ERR_KEYVAL, "%d is not a valid keyval",
+                        comm_keyval);
+    /* attribute_val is really a void **: the C binding's quirk. */
+    pd_attr_get(comm, comm_keyval, (void **)attribute_val, flag);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+    static const char call[] = "MPI_Comm_delete_attr";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    if (!pd_keyval_is_user(comm_keyval))
+        return pd_raise(comm, call, MPI_ERR_KEYVAL, "%d is not a valid keyval",
+                        comm_keyval);
+    struct pd_fail fail;
+    if (pd_attr_delete(comm, comm_keyval, &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+/* The predefined callbacks: "don't copy", "copy the value", "nothing to
+ * delete", for communicators, datatypes, windows and the MPI-1 names. */
+int OMPI_C_MPI_COMM_NULL_COPY_FN(MPI_Comm comm, int keyval, void *extra,
+                                 void *in, void *out, int *flag)
+{
+    (void)comm; (void)keyval; (void)extra; (void)in; (void)out;
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_COMM_DUP_FN(MPI_Comm comm, int keyval, void *extra, void *in,
+                           void *out, int *flag)
+{
+    (void)comm; (void)keyval; (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int keyval, void *value,
+                                   void *extra)
+{
+    (void)comm; (void)keyval; (void)value; (void)extra;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_NULL_COPY_FN(MPI_Comm comm, int keyval, void *extra, void *in,
+                            void *out, int *flag)
+{
+    return OMPI_C_MPI_COMM_NULL_COPY_FN(comm, keyval, extra, in, out, flag);
+}
+
+int OMPI_C_MPI_DUP_FN(MPI_Comm comm, int keyval, void *extra, void *in,
+                      void *out, int *flag)
+{
+    return OMPI_C_MPI_COMM_DUP_FN(comm, keyval, extra, in, out, flag);
+}
+
+int OMPI_C_MPI_NULL_DELETE_FN(MPI_Comm comm, int keyval, void *value,
+                              void *extra)
+{
+    return OMPI_C_MPI_COMM_NULL_DELETE_FN(comm, keyval, value, extra);
+}
+
+int OMPI_C_MPI_TYPE_NULL_COPY_FN(MPI_Datatype type, int keyval, void *extra,
+                                 void *in, void *out, int *flag)
+{
+    (void)type; (void)keyval; (void)extra; (void)in; (void)out;
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_TYPE_DUP_FN(MPI_Datatype type, int keyval, void *extra,
+                           void *in, void *out, int *flag)
+{
+    (void)type; (void)keyval; (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_TYPE_NULL_DELETE_FN(MPI_Datatype type, int keyval, void *value,
+                                   void *extra)
+{
+    (void)type; (void)keyval; (void)value; (void)extra;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_WIN_NULL_COPY_FN(MPI_Win win, int keyval, void *extra,
+                                void *in, void *out, int *flag)
+{
+    (void)win; (void)keyval; (void)extra; (void)in; (void)out;
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_WIN_DUP_FN(MPI_Win win, int keyval, void *extra, void *in,
+                          void *out, int *flag)
+{
+    (void)win; (void)keyval; (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int OMPI_C_MPI_WIN_NULL_DELETE_FN(MPI_Win win, int keyval, void *value,
+                                  void *extra)
+{
+    (void)win; (void)keyval; (void)value; (void)extra;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,18 @@
+/*
+ * Checks shared by the collectives that move blocks of data (gather,
+ * scatter, all-to-all and their v-variants): one side's (buffer, count,
+ * type) and the rule that both sides' type signatures match in bytes.
+ */
+#ifndef PD_API_COLL_ARGS_H
+#define PD_API_COLL_ARGS_H
+
+#include "api/api.h"
+
+/* buf/count/type as one side of a block transfer. */
+int pd_check_side(MPI_Comm comm, const char *call, const void *buf, int count,
+                  MPI_Datatype type, const char *side);
+/* Bytes sent must equal bytes expected: MPI_ERR_TRUNCATE otherwise. */
+int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,
+                        size_t expected, int peer);
+
+#endif

@@ -1,0 +1,148 @@
+/* Gather and scatter, fixed-size and v-variants. */
+#include "api/coll_args.h"
+
+#pragma weak MPI_Gather = PMPI_Gather
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+#pragma weak MPI_Scatter = PMPI_Scatter
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+
+/* The non-root side of a gather (what it sends), or the root's own block
+ * when it does not gather in place. */
+static int pd_check_gather_send(MPI_Comm comm, const char *call,
+                                const void *sendbuf, int sendcount,
+                                MPI_Datatype sendtype, size_t *bytes)
+{
+    PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+    *bytes = (size_t)sendcount * pd_type_extent(sendtype);
+    return MPI_SUCCESS;
+}
+
+static int pd_gather(const char *call, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf,
+                     const struct pd_layout *recv, int root, MPI_Comm comm)
+{
+    bool is_root = comm->rank == root;
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    if (in_place && !is_root)
+        return pd_raise(comm, call, MPI_ERR_BUFFER,
+                        "sendbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)",
+                        comm->rank, root);
+    size_t send_bytes = 0;
+    if (!in_place)
+        PD_CHECK(pd_check_gather_send(comm, call, sendbuf, sendcount, sendtype,
+                                      &send_bytes));
+    if (is_root && !in_place) {
+        int mine = recv->counts != NULL ? recv->counts[root] : 1;
+        PD_CHECK(pd_check_same_bytes(comm, call, send_bytes,
+                                     (size_t)mine * recv->extent, root));
+    }
+    struct pd_fail fail;
+    if (pd_coll_gatherv(comm, pd_comm_reserve_tags(comm),
+                        in_place ? NULL : sendbuf, send_bytes,
+                        is_root ? recvbuf : NULL, recv, root,
+                        &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    static const char call[] = "MPI_Gather";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_root(comm, call, root));
+    struct pd_layout recv = { NULL, NULL, 0 };
+    if (comm->rank == root) {
+        PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+        recv.extent = (size_t)recvcount * pd_type_extent(recvtype);
+    }
+    return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv, root,
+                     comm);
+}
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    static const char call[] = "MPI_Gatherv";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_root(comm, call, root));
+    struct pd_layout recv = { recvcounts, displs, 0 };
+    if (comm->rank == root) {
+        PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
+        PD_CHECK(pd_check_displs(comm, call, displs, "displs"));
+        PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
+        recv.extent = pd_type_extent(recvtype);
+    }
+    return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv, root,
+                     comm);
+}
+
+static int pd_scatter(const char *call, const void *sendbuf,
+                      const struct pd_layout *send, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm)
+{
+    bool is_root = comm->rank == root;
+    bool in_place = recvbuf == MPI_IN_PLACE;
+    if (in_place && !is_root)
+        return pd_raise(comm, call, MPI_ERR_BUFFER,
+                        "recvbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)",
+                        comm->rank, root);
+    size_t recv_bytes = 0;
+    if (!in_place) {
+        PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+        recv_bytes = (size_t)recvcount * pd_type_extent(recvtype);
+    }
+    if (is_root && !in_place) {
+        int mine = send->counts != NULL ? send->counts[root] : 1;
+        PD_CHECK(pd_check_same_bytes(comm, call, (size_t)mine * send->extent,
+                                     recv_bytes, root));
+    }
+    struct pd_fail fail;
+    if (pd_coll_scatterv(comm, pd_comm_reserve_tags(comm),
+                         is_root ? sendbuf : NULL, send,
+                         in_place ? NULL : recvbuf, recv_bytes, root,
+                         &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    static const char call[] = "MPI_Scatter";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_root(comm, call, root));
+    struct pd_layout send = { NULL, NULL, 0 };
+    if (comm->rank == root) {
+        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        send.extent = (size_t)sendcount * pd_type_extent(sendtype);
+    }
+    return pd_scatter(call, sendbuf, &send, recvbuf, recvcount, recvtype, root,
+                      comm);
+}
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    static const char call[] = "MPI_Scatterv";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_root(comm, call, root));
+    struct pd_layout send = { sendcounts, displs, 0 };
+    if (comm->rank == root) {
+        PD_CHECK(pd_check_counts(comm, call, sendcounts, comm->size, "sendcounts"));
+        PD_CHECK(pd_check_displs(comm, call, displs, "displs"));
+        PD_CHECK(pd_check_data_type(comm, call, sendtype, "sendtype"));
+        send.extent = pd_type_extent(sendtype);
+    }
+    return pd_scatter(call, sendbuf, &send, recvbuf, recvcount, recvtype, root,
+                      comm);
+}

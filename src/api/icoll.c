@@ -1,0 +1,185 @@
+/* Nonblocking collectives: checked here, tagged in call order, run by
+ * the communicator's progress thread. */
+#include "api/coll_args.h"
+#include "core/progress.h"
+
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+#pragma weak MPI_Ibcast = PMPI_Ibcast
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+
+static int pd_start(const char *call, MPI_Comm comm, struct pd_icoll *op,
+                    MPI_Request *request)
+{
+    struct ompi_request_t *req = pd_request_new(comm, call);
+    if (req == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    req->state->op = *op;
+    req->state->op.tag = pd_comm_reserve_tags(comm);
+    struct pd_fail fail;
+    if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
+        MPI_Request tmp = req;
+        pd_request_release(&tmp);
+        return pd_raise_fail(comm, call, &fail);
+    }
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+static int pd_check_request_out(MPI_Comm comm, const char *call,
+                                MPI_Request *request)
+{
+    if (request == NULL)
+        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    static const char call[] = "MPI_Iallreduce";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    PD_CHECK(pd_check_count(comm, call, count, "count"));
+    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
+    PD_CHECK(pd_check_op(comm, call, datatype, op));
+    if (!in_place)
+        PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
+    PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
+    struct pd_icoll c = { .kind = PD_ICOLL_ALLREDUCE,
+                          .sendbuf = in_place ? NULL : sendbuf,
+                          .recvbuf = recvbuf, .count = (size_t)count,
+                          .type = datatype, .op = op, .root = -1 };
+    return pd_start(call, comm, &c, request);
+}
+
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    static const char call[] = "MPI_Ireduce";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    PD_CHECK(pd_check_count(comm, call, count, "count"));
+    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
+    PD_CHECK(pd_check_op(comm, call, datatype, op));
+    PD_CHECK(pd_check_root(comm, call, root));
+    bool is_root = comm->rank == root;
+    if (in_place && !is_root)
+        return pd_raise(comm, call, MPI_ERR_BUFFER,
+                        "sendbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)",
+                        comm->rank, root);
+    if (!in_place)
+        PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
+    if (is_root)
+        PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
+    struct pd_icoll c = { .kind = PD_ICOLL_REDUCE,
+                          .sendbuf = in_place ? NULL : sendbuf,
+                          .recvbuf = is_root ? recvbuf : NULL,
+                          .count = (size_t)count, .type = datatype, .op = op,
+                          .root = root };
+    return pd_start(call, comm, &c, request);
+}
+
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
+                MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Ibcast";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    PD_CHECK(pd_check_side(comm, call, buffer, count, datatype, ""));
+    PD_CHECK(pd_check_root(comm, call, root));
+    struct pd_icoll c = { .kind = PD_ICOLL_BCAST, .recvbuf = buffer,
+                          .bytes = (size_t)count * pd_type_extent(datatype),
+                          .root = root };
+    return pd_start(call, comm, &c, request);
+}
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Iallgather";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+    size_t bytes = (size_t)recvcount * pd_type_extent(recvtype);
+    if (!in_place) {
+        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        PD_CHECK(pd_check_same_bytes(comm, call,
+                                     (size_t)sendcount * pd_type_extent(sendtype),
+                                     bytes, comm->rank));
+    }
+    struct pd_icoll c = { .kind = PD_ICOLL_ALLGATHER,
+                          .sendbuf = in_place ? NULL : sendbuf,
+                          .recvbuf = recvbuf, .bytes = bytes, .root = -1 };
+    return pd_start(call, comm, &c, request);
+}
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Ialltoall";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+    size_t bytes = (size_t)recvcount * pd_type_extent(recvtype);
+    if (!in_place) {
+        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        PD_CHECK(pd_check_same_bytes(comm, call,
+                                     (size_t)sendcount * pd_type_extent(sendtype),
+                                     bytes, comm->rank));
+    }
+    struct pd_icoll c = { .kind = PD_ICOLL_ALLTOALL,
+                          .sendbuf = in_place ? NULL : sendbuf,
+                          .recvbuf = recvbuf, .bytes = bytes, .root = -1 };
+    return pd_start(call, comm, &c, request);
+}
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+                               int recvcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Ireduce_scatter_block";
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    PD_CHECK(pd_check_count(comm, call, recvcount, "recvcount"));
+    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
+    PD_CHECK(pd_check_op(comm, call, datatype, op));
+    int total = recvcount * comm->size;
+    if (!in_place)
+        PD_CHECK(pd_check_buffer(comm, call, sendbuf, total, "sendbuf"));
+    PD_CHECK(pd_check_buffer(comm, call, recvbuf,
+                             in_place ? total : recvcount, "recvbuf"));
+    struct pd_icoll c = { .kind = PD_ICOLL_REDUCE_SCATTER_BLOCK,
+                          .sendbuf = in_place ? NULL : sendbuf,
+                          .recvbuf = recvbuf, .count = (size_t)recvcount,
+                          .type = datatype, .op = op, .root = -1 };
+    return pd_start(call, comm, &c, request);
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Ibarrier";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    struct pd_icoll c = { .kind = PD_ICOLL_BARRIER, .root = -1 };
+    return pd_start(call, comm, &c, request);
+}

@@ -1,0 +1,249 @@
+/* Point-to-point: Send, Recv, their nonblocking forms, Sendrecv, Probe. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/p2p.h"
+
+#pragma weak MPI_Send = PMPI_Send
+#pragma weak MPI_Recv = PMPI_Recv
+#pragma weak MPI_Isend = PMPI_Isend
+#pragma weak MPI_Irecv = PMPI_Irecv
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+#pragma weak MPI_Probe = PMPI_Probe
+#pragma weak MPI_Iprobe = PMPI_Iprobe
+
+static int pd_check_peer(MPI_Comm comm, const char *call, int rank,
+                         bool any_ok, const char *what)
+{
+    if (rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
+        return MPI_SUCCESS;
+    if (rank < 0 || rank >= comm->size)
+        return pd_raise(comm, call, MPI_ERR_RANK,
+                        "%s %d is not a rank of %s (size %d)", what, rank,
+                        comm->name[0] ? comm->name : "the communicator",
+                        comm->size);
+    return MPI_SUCCESS;
+}
+
+static int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok)
+{
+    if (any_ok && tag == MPI_ANY_TAG)
+        return MPI_SUCCESS;
+    if (tag < 0)
+        return pd_raise(comm, call, MPI_ERR_TAG,
+                        "tag %d is negative%s", tag,
+                        any_ok ? " and not MPI_ANY_TAG" : "");
+    return MPI_SUCCESS;
+}
+
+static int pd_check_send(MPI_Comm comm, const char *call, const void *buf,
+                         int count, MPI_Datatype type, int dest, int tag)
+{
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_count(comm, call, count, "count"));
+    PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, "buf"));
+    PD_CHECK(pd_check_peer(comm, call, dest, false, "dest"));
+    return pd_check_tag(comm, call, tag, false);
+}
+
+static int pd_check_recv(MPI_Comm comm, const char *call, void *buf,
+                         int count, MPI_Datatype type, int source, int tag)
+{
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_count(comm, call, count, "count"));
+    PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, "buf"));
+    PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
+    return pd_check_tag(comm, call, tag, true);
+}
+
+static void pd_status_proc_null(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_PROC_NULL;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->_cancelled = 0;
+    status->_ucount = 0;
+}
+
+/* Communication with MPI_PROC_NULL: a request born complete. */
+static int pd_proc_null_request(const char *call, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    *request = pd_request_new(comm, call);
+    if (*request == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    pd_status_proc_null(&(*request)->state->status);
+    (*request)->state->has_status = true;
+    pd_request_complete((*request)->state);
+    return MPI_SUCCESS;
+}
+
+/* Start a send; request NULL means blocking. */
+static int pd_send(const char *call, const void *buf, int count,
+                   MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    struct pd_fail fail;
+    if (dest == MPI_PROC_NULL)
+        return request == NULL ? MPI_SUCCESS
+                               : pd_proc_null_request(call, comm, request);
+    if (pd_p2p_send(comm, buf, (size_t)count * pd_type_extent(type), dest, tag,
+                    request, call, &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+static int pd_irecv(const char *call, void *buf, int count, MPI_Datatype type,
+                    int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    struct pd_fail fail;
+    if (pd_p2p_irecv(comm, source == MPI_PROC_NULL ? NULL : buf,
+                     source == MPI_PROC_NULL ? 0
+                                             : (size_t)count * pd_type_extent(type),
+                     source, tag, request, call, &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+/* Wait for a receive and raise its failure (truncation, lost peer). */
+static int pd_wait_recv(const char *call, MPI_Comm comm, MPI_Request *request,
+                        MPI_Status *status)
+{
+    pd_request_wait_done(*request);
+    struct pd_fail fail;
+    if (pd_request_finish(request, status, &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm)
+{
+    static const char call[] = "MPI_Send";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
+    return pd_send(call, buf, count, datatype, dest, tag, comm, NULL);
+}
+
+int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Isend";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
+    if (request == NULL)
+        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    return pd_send(call, buf, count, datatype, dest, tag, comm, request);
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
+               int tag, MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Irecv";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_recv(comm, call, buf, count, datatype, source, tag));
+    if (request == NULL)
+        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    if (source == MPI_PROC_NULL)
+        return pd_proc_null_request(call, comm, request);
+    return pd_irecv(call, buf, count, datatype, source, tag, comm, request);
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+              MPI_Comm comm, MPI_Status *status)
+{
+    static const char call[] = "MPI_Recv";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_recv(comm, call, buf, count, datatype, source, tag));
+    if (source == MPI_PROC_NULL) {
+        pd_status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Request request;
+    PD_CHECK(pd_irecv(call, buf, count, datatype, source, tag, comm, &request));
+    return pd_wait_recv(call, comm, &request, status);
+}
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  int dest, int sendtag, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    static const char call[] = "MPI_Sendrecv";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, sendbuf, sendcount, sendtype, dest,
+                           sendtag));
+    PD_CHECK(pd_check_recv(comm, call, recvbuf, recvcount, recvtype, source,
+                           recvtag));
+    /* Receive first, so an exchange with oneself or a ring cannot wait on
+     * itself. */
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (source != MPI_PROC_NULL)
+        PD_CHECK(pd_irecv(call, recvbuf, recvcount, recvtype, source, recvtag,
+                          comm, &request));
+    PD_CHECK(pd_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm,
+                     NULL));
+    if (source == MPI_PROC_NULL) {
+        pd_status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    return pd_wait_recv(call, comm, &request, status);
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
+                          int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status *status)
+{
+    static const char call[] = "MPI_Sendrecv_replace";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, sendtag));
+    size_t bytes = (size_t)count * pd_type_extent(datatype);
+    void *copy = malloc(bytes ? bytes : 1);
+    if (copy == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    if (bytes > 0)
+        memcpy(copy, buf, bytes);
+    int rc = PMPI_Sendrecv(copy, count, datatype, dest, sendtag, buf, count,
+                           datatype, source, recvtag, comm, status);
+    free(copy);
+    return rc;
+}
+
+static int pd_probe(const char *call, int source, int tag, MPI_Comm comm,
+                    bool block, int *flag, MPI_Status *status)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
+    PD_CHECK(pd_check_tag(comm, call, tag, true));
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        pd_status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    struct pd_fail fail;
+    if (pd_p2p_probe(comm, source, tag, block, flag, status, &fail) !=
+        MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int flag;
+    return pd_probe("MPI_Probe", source, tag, comm, true, &flag, status);
+}
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
+                MPI_Status *status)
+{
+    if (flag == NULL)
+        return pd_raise(comm, "MPI_Iprobe", MPI_ERR_ARG, "flag is NULL");
+    return pd_probe("MPI_Iprobe", source, tag, comm, false, flag, status);
+}

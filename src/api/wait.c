@@ -1,0 +1,203 @@
+/* Completing requests: Wait, Test and their any/all forms. */
+#include <time.h>
+
+#include "api/api.h"
+#include "core/request.h"
+
+#pragma weak MPI_Wait = PMPI_Wait
+#pragma weak MPI_Waitall = PMPI_Waitall
+#pragma weak MPI_Waitany = PMPI_Waitany
+#pragma weak MPI_Test = PMPI_Test
+#pragma weak MPI_Testall = PMPI_Testall
+#pragma weak MPI_Testany = PMPI_Testany
+#pragma weak MPI_Request_free = PMPI_Request_free
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+
+/* Release a done request; raise its failure through its communicator's
+ * error handler. */
+static int pd_finish(const char *call, MPI_Request *request, MPI_Status *status)
+{
+    MPI_Comm comm = (*request)->state->comm;
+    const char *started_by = (*request)->state->call;
+    struct pd_fail fail;
+    int rc = pd_request_finish(request, status, &fail);
+    if (rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return pd_raise(comm, call, rc, "%s: %s", started_by, fail.msg);
+}
+
+static int pd_check_request_array(const char *call, int count,
+                                  MPI_Request requests[])
+{
+    if (count < 0)
+        return pd_raise(NULL, call, MPI_ERR_COUNT, "count is negative (%d)", count);
+    if (count > 0 && requests == NULL)
+        return pd_raise(NULL, call, MPI_ERR_REQUEST, "requests is NULL");
+    for (int i = 0; i < count; i++)
+        PD_CHECK(pd_check_request(NULL, call, requests[i]));
+    return MPI_SUCCESS;
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    static const char call[] = "MPI_Wait";
+    PD_CHECK(pd_check_active(call));
+    if (request == NULL)
+        return pd_raise(NULL, call, MPI_ERR_REQUEST, "request is NULL");
+    PD_CHECK(pd_check_request(NULL, call, *request));
+    if (pd_request_is_null(*request)) {
+        pd_status_set_empty(status, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    pd_request_wait_done(*request);
+    return pd_finish(call, request, status);
+}
+
+int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    static const char call[] = "MPI_Waitall";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_request_array(call, count, requests));
+    int result = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                             : &statuses[i];
+        if (pd_request_is_null(requests[i])) {
+            pd_status_set_empty(status, MPI_SUCCESS);
+            continue;
+        }
+        pd_request_wait_done(requests[i]);
+        if (pd_finish(call, &requests[i], status) != MPI_SUCCESS)
+            result = MPI_ERR_IN_STATUS;
+    }
+    return result;
+}
+
+int PMPI_Waitany(int count, MPI_Request requests[], int *index,
+                 MPI_Status *status)
+{
+    static const char call[] = "MPI_Waitany";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_request_array(call, count, requests));
+    if (index == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "index is NULL");
+    for (;;) {
+        bool any_active = false;
+        for (int i = 0; i < count; i++) {
+            if (pd_request_is_null(requests[i]))
+                continue;
+            any_active = true;
+            if (pd_request_is_done(requests[i])) {
+                *index = i;
+                return pd_finish(call, &requests[i], status);
+            }
+        }
+        if (!any_active) {
+            *index = MPI_UNDEFINED;
+            pd_status_set_empty(status, MPI_SUCCESS);
+            return MPI_SUCCESS;
+        }
+        /* Collectives take tens of microseconds at least: a short sleep
+         * costs nothing measurable and leaves the core to the progress
+         * threads. */
+        struct timespec pause = { 0, 20000 };
+        nanosleep(&pause, NULL);
+    }
+}
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    static const char call[] = "MPI_Test";
+    PD_CHECK(pd_check_active(call));
+    if (request == NULL || flag == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        request == NULL ? "request" : "flag");
+    PD_CHECK(pd_check_request(NULL, call, *request));
+    if (pd_request_is_null(*request)) {
+        *flag = 1;
+        pd_status_set_empty(status, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    *flag = pd_request_is_done(*request);
+    if (!*flag)
+        return MPI_SUCCESS;
+    return pd_finish(call, request, status);
+}
+
+int PMPI_Testall(int count, MPI_Request requests[], int *flag,
+                 MPI_Status statuses[])
+{
+    static const char call[] = "MPI_Testall";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_request_array(call, count, requests));
+    if (flag == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "flag is NULL");
+    /* All or nothing: complete none unless every one is done. */
+    for (int i = 0; i < count; i++) {
+        if (!pd_request_is_null(requests[i]) && !pd_request_is_done(requests[i])) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return PMPI_Waitall(count, requests, statuses);
+}
+
+int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+                 MPI_Status *status)
+{
+    static const char call[] = "MPI_Testany";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_request_array(call, count, requests));
+    if (index == NULL || flag == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        index == NULL ? "index" : "flag");
+    bool any_active = false;
+    for (int i = 0; i < count; i++) {
+        if (pd_request_is_null(requests[i]))
+            continue;
+        any_active = true;
+        if (pd_request_is_done(requests[i])) {
+            *flag = 1;
+            *index = i;
+            return pd_finish(call, &requests[i], status);
+        }
+    }
+    *flag = !any_active;
+    *index = MPI_UNDEFINED;
+    if (!any_active)
+        pd_status_set_empty(status, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Request_free(MPI_Request *request)
+{
+    static const char call[] = "MPI_Request_free";
+    PD_CHECK(pd_check_active(call));
+    if (request == NULL)
+        return pd_raise(NULL, call, MPI_ERR_REQUEST, "request is NULL");
+    PD_CHECK(pd_check_request(NULL, call, *request));
+    if (pd_request_is_null(*request))
+        return pd_raise(NULL, call, MPI_ERR_REQUEST,
+                        "request is MPI_REQUEST_NULL");
+    pd_request_release(request);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    static const char call[] = "MPI_Request_get_status";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_request(NULL, call, request));
+    if (flag == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "flag is NULL");
+    if (pd_request_is_null(request)) {
+        *flag = 1;
+        pd_status_set_empty(status, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    *flag = pd_request_is_done(request);
+    if (*flag)
+        pd_status_set_empty(status, request->state->fail.errclass);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,65 @@
+/*
+ * The collectives as core runs them: a call is given its tag by the caller
+ * (pd_comm_reserve_tags, in call order), then served by the backend's own
+ * algorithm where one fits, or composed here from simpler backend steps.
+ * sendbuf NULL means in place. Displacements and counts are in elements
+ * of the extent given alongside.
+ */
+#ifndef PD_CORE_COLL_H
+#define PD_CORE_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/comm.h"
+
+/* Where rank i's block lies in a buffer: counts[i] elements of extent
+ * bytes at displs[i] elements (displs NULL: packed in rank order). */
+struct pd_layout {
+    const int *counts;
+    const int *displs;
+    size_t extent;
+};
+
+int pd_coll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
+                      const void *sendbuf, void *recvbuf, size_t count,
+                      MPI_Datatype type, MPI_Op op, struct pd_fail *fail);
+int pd_coll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
+                   const void *sendbuf, void *recvbuf, size_t count,
+                   MPI_Datatype type, MPI_Op op, int root,
+                   struct pd_fail *fail);
+int pd_coll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
+                  void *buffer, size_t bytes, int root, struct pd_fail *fail);
+int pd_coll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
+                      const void *sendbuf, void *recvbuf, size_t bytes,
+                      struct pd_fail *fail);
+int pd_coll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
+                       const void *sendbuf, void *recvbuf,
+                       const struct pd_layout *recv, struct pd_fail *fail);
+int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
+                    const void *sendbuf, size_t send_bytes, void *recvbuf,
+                    const struct pd_layout *recv, int root,
+                    struct pd_fail *fail);
+int pd_coll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
+                     const void *sendbuf, const struct pd_layout *send,
+                     void *recvbuf, size_t recv_bytes, int root,
+                     struct pd_fail *fail);
+int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
+                      const void *sendbuf, const struct pd_layout *send,
+                      void *recvbuf, const struct pd_layout *recv,
+                      struct pd_fail *fail);
+/* Reduce count_total elements, then keep rank r's block of counts[r]
+ * elements starting at the sum of the earlier counts. */
+int pd_coll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
+                           const void *sendbuf, void *recvbuf,
+                           const int *counts, MPI_Datatype type, MPI_Op op,
+                           struct pd_fail *fail);
+int pd_coll_scan(struct ompi_communicator_t *comm, uint32_t tag,
+                 const void *sendbuf, void *recvbuf, size_t count,
+                 MPI_Datatype type, MPI_Op op, bool exclusive,
+                 struct pd_fail *fail);
+int pd_coll_barrier(struct ompi_communicator_t *comm, uint32_t tag,
+                    struct pd_fail *fail);
+
+#endif

@@ -1,0 +1,341 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/p2p.h"
+#include "core/progress.h"
+#include "core/runtime.h"
+
+/* A message that arrived before a receive matched it. */
+struct pd_message {
+    int src;
+    int tag;
+    void *data;
+    size_t bytes;
+    struct pd_message *next;
+};
+
+/* A receive waiting for its message. */
+struct pd_posted {
+    int src;
+    int tag;
+    void *buf;
+    size_t capacity;
+    struct ompi_request_t *req;
+    struct pd_posted *next;
+};
+
+struct pd_p2p {
+    pthread_mutex_t lock;
+    pthread_cond_t arrived;         /* for MPI_Probe */
+    struct pd_message *unexpected, **unexpected_tail;
+    struct pd_posted *posted, **posted_tail;
+    bool receiving;                 /* the backend's thread runs */
+    bool broken;                    /* ... and has failed: */
+    char broken_why[512];
+    struct ompi_communicator_t *comm;
+};
+
+static bool pd_matches(int want_src, int want_tag, int src, int tag)
+{
+    return (want_src == MPI_ANY_SOURCE || want_src == src) &&
+           (want_tag == MPI_ANY_TAG || want_tag == tag);
+}
+
+static void pd_status_for(MPI_Status *status, int src, int tag, size_t bytes)
+{
+    status->MPI_SOURCE = src;
+    status->MPI_TAG = tag;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->_cancelled = 0;
+    status->_ucount = bytes;
+}
+
+/* Complete posted with msg's contents (lock held); frees the data. */
+static void pd_complete_receive(struct pd_posted *posted, int src, int tag,
+                                void *data, size_t bytes)
+{
+    struct pd_request_state *st = posted->req->state;
+    size_t copied = bytes <= posted->capacity ? bytes : posted->capacity;
+    if (copied > 0)
+        memcpy(posted->buf, data, copied);
+    free(data);
+    pd_status_for(&st->status, src, tag, copied);
+    st->has_status = true;
+    if (bytes > posted->capacity)
+        pd_fail_set(&st->fail, MPI_ERR_TRUNCATE,
+                    "a message of %zu bytes from rank %d (tag %d) does not "
+                    "fit the %zu-byte receive buffer", bytes, src, tag,
+                    posted->capacity);
+    pd_request_complete(st);
+    free(posted);
+}
+
+static void pd_fail_receive(struct pd_posted *posted, const char *why)
+{
+    struct pd_request_state *st = posted->req->state;
+    pd_fail_set(&st->fail, MPI_ERR_OTHER, "%s", why);
+    pd_request_complete(st);
+    free(posted);
+}
+
+/* The backend's receiving thread hands over each message here. */
+static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
+{
+    struct pd_p2p *p = ctx;
+    pthread_mutex_lock(&p->lock);
+    if (src < 0) {
+        /* The stream broke: nothing more will arrive. */
+        p->broken = true;
+        snprintf(p->broken_why, sizeof(p->broken_why), "%s",
+                 data != NULL ? (char *)data : "the receiving side failed");
+        free(data);
+        pd_runtime_note_peer_lost();
+        while (p->posted != NULL) {
+            struct pd_posted *next = p->posted->next;
+            pd_fail_receive(p->posted, p->broken_why);
+            p->posted = next;
+        }
+        p->posted_tail = &p->posted;
+        pthread_cond_broadcast(&p->arrived);
+        pthread_mutex_unlock(&p->lock);
+        return;
+    }
+    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
+        if (pd_matches((*q)->src, (*q)->tag, src, tag)) {
+            struct pd_posted *posted = *q;
+            *q = posted->next;
+            if (*q == NULL)
+                p->posted_tail = q;
+            pd_complete_receive(posted, src, tag, data, bytes);
+            pthread_mutex_unlock(&p->lock);
+            return;
+        }
+    }
+    struct pd_message *m = malloc(sizeof(*m));
+    if (m == NULL)
+        abort(); /* the receiving thread has no one to report to */
+    *m = (struct pd_message){ src, tag, data, bytes, NULL };
+    *p->unexpected_tail = m;
+    p->unexpected_tail = &m->next;
+    pthread_cond_broadcast(&p->arrived);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* comm's matching state, its backend receiving thread started. */
+static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
+                                 struct pd_fail *fail)
+{
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
+        return NULL;
+    struct pd_comm_state *cs = comm->state;
+    pthread_mutex_lock(&cs->lock);
+    struct pd_p2p *p = cs->p2p;
+    if (p == NULL && (p = calloc(1, sizeof(*p))) != NULL) {
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_cond_init(&p->arrived, NULL);
+        p->unexpected_tail = &p->unexpected;
+        p->posted_tail = &p->posted;
+        p->comm = comm;
+        cs->p2p = p;
+        /* A one-rank communicator only ever talks to itself. */
+        if (comm->size > 1) {
+            struct pd_backend_error berr = { .msg = "" };
+            if (ops->p2p_start == NULL) {
+                p->broken = true;
+                snprintf(p->broken_why, sizeof(p->broken_why),
+                         "the %s backend has no point-to-point messages",
+                         ops->name);
+            } else if (ops->p2p_start(bc, pd_deliver, p, &berr) != 0) {
+                p->broken = true;
+                snprintf(p->broken_why, sizeof(p->broken_why), "%s", berr.msg);
+            } else {
+                p->receiving = true;
+            }
+        }
+    }
+    pthread_mutex_unlock(&cs->lock);
+    if (p == NULL)
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+    return p;
+}
+
+int pd_p2p_wait_send(struct ompi_communicator_t *comm, struct pd_p2p_send *send,
+                     struct pd_fail *fail)
+{
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    struct pd_backend_error berr = { .msg = "" };
+    int status = ops->p2p_wait(bc, send, &berr);
+    if (status == PD_BACKEND_OK)
+        return MPI_SUCCESS;
+    if (status == PD_BACKEND_ERR_IO)
+        pd_runtime_note_peer_lost();
+    pd_fail_set(fail, MPI_ERR_OTHER, "%s", berr.msg);
+    return fail->errclass;
+}
+
+/* A request that is already complete (self-sends, MPI_PROC_NULL). */
+static int pd_done_request(struct ompi_communicator_t *comm, const char *call,
+                           MPI_Request *request, struct pd_fail *fail)
+{
+    if (request == NULL)
+        return MPI_SUCCESS;
+    *request = pd_request_new(comm, call);
+    if (*request == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    pd_request_complete((*request)->state);
+    return MPI_SUCCESS;
+}
+
+int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
+                size_t bytes, int dst, int tag, MPI_Request *request,
+                const char *call, struct pd_fail *fail)
+{
+    struct pd_p2p *p = pd_p2p_get(comm, fail);
+    if (p == NULL)
+        return fail->errclass;
+    if (dst == comm->rank) {
+        /* To oneself: straight into the matching, a copy of the data. */
+        void *copy = malloc(bytes ? bytes : 1);
+        if (copy == NULL) {
+            pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+            return fail->errclass;
+        }
+        if (bytes > 0)
+            memcpy(copy, buf, bytes);
+        pd_deliver(p, comm->rank, tag, copy, bytes);
+        return pd_done_request(comm, call, request, fail);
+    }
+    if (p->broken) {
+        pd_fail_set(fail, MPI_ERR_OTHER, "%s", p->broken_why);
+        return fail->errclass;
+    }
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    struct pd_p2p_send *send = NULL;
+    struct pd_backend_error berr = { .msg = "" };
+    if (ops->p2p_post(bc, dst, tag, buf, bytes, &send, &berr) != 0) {
+        pd_fail_set(fail, MPI_ERR_OTHER, "%s", berr.msg);
+        return fail->errclass;
+    }
+    if (request == NULL)
+        return pd_p2p_wait_send(comm, send, fail);
+    /* The progress thread waits for it, after earlier queued work. */
+    *request = pd_request_new(comm, call);
+    if (*request == NULL) {
+        pd_p2p_wait_send(comm, send, fail);
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    (*request)->state->op.kind = PD_ICOLL_SEND_WAIT;
+    (*request)->state->op.send = send;
+    return pd_progress_submit(*request, fail);
+}
+
+int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
+                 int src, int tag, MPI_Request *request, const char *call,
+                 struct pd_fail *fail)
+{
+    struct pd_p2p *p = pd_p2p_get(comm, fail);
+    if (p == NULL)
+        return fail->errclass;
+    struct ompi_request_t *req = pd_request_new(comm, call);
+    struct pd_posted *posted = malloc(sizeof(*posted));
+    if (req == NULL || posted == NULL) {
+        free(req);
+        free(posted);
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    *posted = (struct pd_posted){ src, tag, buf, capacity, req, NULL };
+    *request = req;
+    pthread_mutex_lock(&p->lock);
+    for (struct pd_message **m = &p->unexpected; *m != NULL; m = &(*m)->next) {
+        if (pd_matches(src, tag, (*m)->src, (*m)->tag)) {
+            struct pd_message *msg = *m;
+            *m = msg->next;
+            if (*m == NULL)
+                p->unexpected_tail = m;
+            pd_complete_receive(posted, msg->src, msg->tag, msg->data,
+                                msg->bytes);
+            free(msg);
+            pthread_mutex_unlock(&p->lock);
+            return MPI_SUCCESS;
+        }
+    }
+    if (p->broken && src != comm->rank) {
+        pd_fail_receive(posted, p->broken_why);
+    } else {
+        *p->posted_tail = posted;
+        p->posted_tail = &posted->next;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return MPI_SUCCESS;
+}
+
+int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
+                 bool block, int *found, MPI_Status *status,
+                 struct pd_fail *fail)
+{
+    struct pd_p2p *p = pd_p2p_get(comm, fail);
+    if (p == NULL)
+        return fail->errclass;
+    int rc = MPI_SUCCESS;
+    *found = 0;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        for (struct pd_message *m = p->unexpected; m != NULL; m = m->next) {
+            if (pd_matches(src, tag, m->src, m->tag)) {
+                *found = 1;
+                if (status != MPI_STATUS_IGNORE)
+                    pd_status_for(status, m->src, m->tag, m->bytes);
+                break;
+            }
+        }
+        if (*found || !block)
+            break;
+        if (p->broken && src != comm->rank) {
+            pd_fail_set(fail, MPI_ERR_OTHER, "%s", p->broken_why);
+            rc = fail->errclass;
+            break;
+        }
+        pthread_cond_wait(&p->arrived, &p->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+void pd_p2p_release(struct ompi_communicator_t *comm)
+{
+    struct pd_comm_state *cs = comm->state;
+    struct pd_p2p *p = cs->p2p;
+    if (p == NULL)
+        return;
+    if (p->receiving && cs->host_ops->p2p_stop != NULL)
+        cs->host_ops->p2p_stop(cs->host_comm);
+    cs->p2p = NULL;
+    while (p->unexpected != NULL) {
+        struct pd_message *next = p->unexpected->next;
+        free(p->unexpected->data);
+        free(p->unexpected);
+        p->unexpected = next;
+    }
+    while (p->posted != NULL) {
+        struct pd_posted *next = p->posted->next;
+        pd_fail_receive(p->posted, "the communicator was freed");
+        p->posted = next;
+    }
+    pthread_cond_destroy(&p->arrived);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}

@@ -1,0 +1,38 @@
+/*
+ * Point-to-point messages: the matching of MPI's (source, tag,
+ * communicator) rules on top of the backend's ordered message stream.
+ * Every message that arrives is taken at once by the backend's receiving
+ * thread: it completes a posted receive that matches, or waits in the
+ * unexpected queue for one, in arrival order -- so messages between two
+ * ranks on one communicator never overtake each other.
+ */
+#ifndef PD_CORE_P2P_H
+#define PD_CORE_P2P_H
+
+#include "core/request.h"
+
+/* Send bytes to dst (a rank of comm, possibly this one). With request
+ * NULL, return once the peer has the message; else start it and let
+ * *request complete it. */
+int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
+                size_t bytes, int dst, int tag, MPI_Request *request,
+                const char *call, struct pd_fail *fail);
+int pd_p2p_wait_send(struct ompi_communicator_t *comm, struct pd_p2p_send *send,
+                     struct pd_fail *fail);
+
+/* Post a receive of at most capacity bytes from src (or MPI_ANY_SOURCE)
+ * with tag (or MPI_ANY_TAG); *request completes with the status. */
+int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
+                 int src, int tag, MPI_Request *request, const char *call,
+                 struct pd_fail *fail);
+
+/* Look for a matching message not yet received: *found, and its status.
+ * With block, wait until one arrives. */
+int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
+                 bool block, int *found, MPI_Status *status,
+                 struct pd_fail *fail);
+
+/* MPI_Comm_free / MPI_Finalize: stop receiving, drop what is queued. */
+void pd_p2p_release(struct ompi_communicator_t *comm);
+
+#endif

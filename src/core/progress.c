@@ -1,0 +1,146 @@
+#include <stdlib.h>
+
+#include "core/coll.h"
+#include "core/p2p.h"
+#include "core/progress.h"
+
+struct pd_progress {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t work;
+    struct pd_request_state *head, *tail;
+    bool stopping;
+};
+
+static int pd_icoll_run(struct pd_request_state *st)
+{
+    struct pd_icoll *c = &st->op;
+    struct ompi_communicator_t *comm = st->comm;
+    struct pd_fail *fail = &st->fail;
+    switch (c->kind) {
+    case PD_ICOLL_ALLREDUCE:
+        return pd_coll_allreduce(comm, c->tag, c->sendbuf, c->recvbuf,
+                                 c->count, c->type, c->op, fail);
+    case PD_ICOLL_REDUCE:
+        return pd_coll_reduce(comm, c->tag, c->sendbuf, c->recvbuf, c->count,
+                              c->type, c->op, c->root, fail);
+    case PD_ICOLL_BCAST:
+        return pd_coll_bcast(comm, c->tag, c->recvbuf, c->bytes, c->root,
+                             fail);
+    case PD_ICOLL_ALLGATHER:
+        return pd_coll_allgather(comm, c->tag, c->sendbuf, c->recvbuf,
+                                 c->bytes, fail);
+    case PD_ICOLL_ALLTOALL: {
+        struct pd_layout packed = { NULL, NULL, c->bytes };
+        return pd_coll_alltoallv(comm, c->tag, c->sendbuf, &packed,
+                                 c->recvbuf, &packed, fail);
+    }
+    case PD_ICOLL_REDUCE_SCATTER_BLOCK: {
+        int *counts = malloc((size_t)comm->size * sizeof(int));
+        if (counts == NULL) {
+            pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+            return fail->errclass;
+        }
+        for (int i = 0; i < comm->size; i++)
+            counts[i] = (int)c->count;
+        int rc = pd_coll_reduce_scatter(comm, c->tag, c->sendbuf, c->recvbuf,
+                                        counts, c->type, c->op, fail);
+        free(counts);
+        return rc;
+    }
+    case PD_ICOLL_BARRIER:
+        return pd_coll_barrier(comm, c->tag, fail);
+    case PD_ICOLL_SEND_WAIT:
+        return pd_p2p_wait_send(comm, c->send, fail);
+    }
+    pd_fail_set(fail, MPI_ERR_INTERN, "unknown nonblocking collective");
+    return fail->errclass;
+}
+
+static void *pd_progress_main(void *arg)
+{
+    struct pd_progress *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (p->head == NULL && !p->stopping)
+            pthread_cond_wait(&p->work, &p->lock);
+        struct pd_request_state *st = p->head;
+        if (st == NULL)
+            break;                      /* stopping and drained */
+        p->head = st->next;
+        if (p->head == NULL)
+            p->tail = NULL;
+        pthread_mutex_unlock(&p->lock);
+        if (pd_icoll_run(st) == MPI_SUCCESS)
+            st->fail.errclass = MPI_SUCCESS;
+        pd_request_complete(st);
+        pthread_mutex_lock(&p->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* comm's progress thread, started on first use (state lock held). */
+static struct pd_progress *pd_progress_get(struct pd_comm_state *cs,
+                                           struct pd_fail *fail)
+{
+    if (cs->progress != NULL)
+        return cs->progress;
+    struct pd_progress *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->work, NULL);
+    if (pthread_create(&p->thread, NULL, pd_progress_main, p) != 0) {
+        pthread_cond_destroy(&p->work);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        pd_fail_set(fail, MPI_ERR_OTHER,
+                    "cannot start the communicator's progress thread");
+        return NULL;
+    }
+    cs->progress = p;
+    return p;
+}
+
+int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail)
+{
+    struct pd_request_state *st = req->state;
+    struct pd_comm_state *cs = st->comm->state;
+    pthread_mutex_lock(&cs->lock);
+    struct pd_progress *p = pd_progress_get(cs, fail);
+    pthread_mutex_unlock(&cs->lock);
+    if (p == NULL)
+        return fail->errclass;
+    pthread_mutex_lock(&p->lock);
+    st->next = NULL;
+    if (p->tail != NULL)
+        p->tail->next = st;
+    else
+        p->head = st;
+    p->tail = st;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    return MPI_SUCCESS;
+}
+
+void pd_progress_stop(struct ompi_communicator_t *comm)
+{
+    struct pd_comm_state *cs = comm->state;
+    pthread_mutex_lock(&cs->lock);
+    struct pd_progress *p = cs->progress;
+    cs->progress = NULL;
+    pthread_mutex_unlock(&cs->lock);
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stopping = true;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}

@@ -1,0 +1,18 @@
+/*
+ * One progress thread per communicator, started by its first nonblocking
+ * call, runs that communicator's nonblocking collectives one after another
+ * in call order -- their tags were taken at call time, so they line up
+ * with the same calls on every other rank -- while the caller computes.
+ */
+#ifndef PD_CORE_PROGRESS_H
+#define PD_CORE_PROGRESS_H
+
+#include "core/request.h"
+
+/* Queue req's collective on its communicator; MPI error class. */
+int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail);
+/* Finish every queued call, then end comm's thread (MPI_Comm_free,
+ * MPI_Finalize). */
+void pd_progress_stop(struct ompi_communicator_t *comm);
+
+#endif

@@ -1,0 +1,116 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/request.h"
+
+struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
+                                      const char *call)
+{
+    struct ompi_request_t *req = calloc(1, sizeof(*req));
+    struct pd_request_state *st = calloc(1, sizeof(*st));
+    if (req == NULL || st == NULL) {
+        free(req);
+        free(st);
+        return NULL;
+    }
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->done_cond, NULL);
+    st->comm = comm;
+    st->call = call;
+    req->magic = PD_MAGIC_REQUEST;
+    req->id = 1;
+    req->state = st;
+    return req;
+}
+
+static void pd_request_state_free(struct pd_request_state *st)
+{
+    pthread_cond_destroy(&st->done_cond);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+void pd_request_complete(struct pd_request_state *st)
+{
+    pthread_mutex_lock(&st->lock);
+    st->done = true;
+    bool orphan = st->user_freed;
+    pthread_cond_broadcast(&st->done_cond);
+    pthread_mutex_unlock(&st->lock);
+    if (orphan)
+        pd_request_state_free(st);
+}
+
+bool pd_request_is_null(const struct ompi_request_t *req)
+{
+    return req == (struct ompi_request_t *)MPI_REQUEST_NULL;
+}
+
+bool pd_request_is_valid(const struct ompi_request_t *req)
+{
+    return req != NULL && req->magic == PD_MAGIC_REQUEST &&
+           (pd_request_is_null(req) || req->state != NULL);
+}
+
+bool pd_request_is_done(struct ompi_request_t *req)
+{
+    struct pd_request_state *st = req->state;
+    pthread_mutex_lock(&st->lock);
+    bool done = st->done;
+    pthread_mutex_unlock(&st->lock);
+    return done;
+}
+
+void pd_request_wait_done(struct ompi_request_t *req)
+{
+    struct pd_request_state *st = req->state;
+    pthread_mutex_lock(&st->lock);
+    while (!st->done)
+        pthread_cond_wait(&st->done_cond, &st->lock);
+    pthread_mutex_unlock(&st->lock);
+}
+
+void pd_status_set_empty(MPI_Status *status, int error)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = error;
+    status->_cancelled = 0;
+    status->_ucount = 0;
+}
+
+int pd_request_finish(MPI_Request *handle, MPI_Status *status,
+                      struct pd_fail *fail)
+{
+    struct ompi_request_t *req = *handle;
+    struct pd_request_state *st = req->state;
+    *fail = st->fail;
+    int errclass = st->fail.errclass;
+    pd_status_set_empty(status, errclass);
+    if (st->has_status && status != MPI_STATUS_IGNORE) {
+        *status = st->status;
+        status->MPI_ERROR = errclass;
+    }
+    pd_request_state_free(st);
+    req->magic = PD_MAGIC_FREED;
+    free(req);
+    *handle = MPI_REQUEST_NULL;
+    return errclass;
+}
+
+void pd_request_release(MPI_Request *handle)
+{
+    struct ompi_request_t *req = *handle;
+    struct pd_request_state *st = req->state;
+    pthread_mutex_lock(&st->lock);
+    bool done = st->done;
+    st->user_freed = true;
+    pthread_mutex_unlock(&st->lock);
+    if (done)
+        pd_request_state_free(st);
+    req->magic = PD_MAGIC_FREED;
+    free(req);
+    *handle = MPI_REQUEST_NULL;
+}

@@ -1,0 +1,76 @@
+/*
+ * Requests of nonblocking collectives. A request carries its call's
+ * arguments; the communicator's progress thread runs it (core/progress.c)
+ * and marks it done; MPI_Wait/MPI_Test observe that.
+ */
+#ifndef PD_CORE_REQUEST_H
+#define PD_CORE_REQUEST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/comm.h"
+
+enum pd_icoll_kind {
+    PD_ICOLL_ALLREDUCE,
+    PD_ICOLL_REDUCE,
+    PD_ICOLL_BCAST,
+    PD_ICOLL_ALLGATHER,
+    PD_ICOLL_ALLTOALL,
+    PD_ICOLL_REDUCE_SCATTER_BLOCK,
+    PD_ICOLL_BARRIER,
+    PD_ICOLL_SEND_WAIT,         /* wait for a posted point-to-point send */
+};
+
+/* One nonblocking collective's arguments, already checked. */
+struct pd_icoll {
+    enum pd_icoll_kind kind;
+    const void *sendbuf;        /* NULL: in place */
+    void *recvbuf;
+    size_t count;               /* items of type (per rank where MPI says) */
+    size_t bytes;               /* byte-moving calls: bytes per rank */
+    MPI_Datatype type;
+    MPI_Op op;
+    int root;
+    uint32_t tag;
+    struct pd_p2p_send *send;   /* PD_ICOLL_SEND_WAIT */
+};
+
+struct pd_request_state {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cond;
+    bool done;
+    bool user_freed;            /* MPI_Request_free before completion */
+    struct pd_fail fail;        /* fail.errclass MPI_SUCCESS when it worked */
+    struct ompi_communicator_t *comm;
+    const char *call;
+    struct pd_icoll op;
+    MPI_Status status;          /* receives: source, tag, byte count */
+    bool has_status;
+    struct pd_request_state *next;  /* progress queue link */
+};
+
+/* A new, not yet started request for call on comm; NULL if out of memory. */
+struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
+                                      const char *call);
+/* The progress thread's end of a request: record the outcome, wake
+ * waiters, and free it if the user already let go of it. */
+void pd_request_complete(struct pd_request_state *st);
+
+bool pd_request_is_valid(const struct ompi_request_t *req);
+bool pd_request_is_null(const struct ompi_request_t *req);
+/* Non-blocking look. */
+bool pd_request_is_done(struct ompi_request_t *req);
+/* Block until done. */
+void pd_request_wait_done(struct ompi_request_t *req);
+/* A done request's outcome into *status (if not MPI_STATUS_IGNORE); the
+ * request is released and *handle becomes MPI_REQUEST_NULL. Returns the
+ * outcome's error class; *fail holds the message. */
+int pd_request_finish(MPI_Request *handle, MPI_Status *status,
+                      struct pd_fail *fail);
+/* MPI_Request_free: release now if done, else when it completes. */
+void pd_request_release(MPI_Request *handle);
+void pd_status_set_empty(MPI_Status *status, int error);
+
+#endif
