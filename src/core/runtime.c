@@ -1,4 +1,5 @@
 /* MPI_Init / MPI_Finalize / MPI_Abort behind the API layer. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,18 @@ static void pd_log_world(void)
            OMPI_RELEASE_VERSION);
 }
 
+/* gloo writes to its sockets without MSG_NOSIGNAL: when a peer dies, the
+ * default SIGPIPE would kill this rank silently instead of letting the
+ * write fail with EPIPE and the call report "connection closed by peer".
+ * A program that installed its own handler keeps it. */
+static void pd_ignore_sigpipe(void)
+{
+    struct sigaction current;
+    if (sigaction(SIGPIPE, NULL, &current) == 0 &&
+        current.sa_handler == SIG_DFL && !(current.sa_flags & SA_SIGINFO))
+        signal(SIGPIPE, SIG_IGN);
+}
+
 int pd_runtime_init(int required_level, int *provided, char *err,
                     size_t errlen)
 {
@@ -87,6 +100,7 @@ int pd_runtime_init(int required_level, int *provided, char *err,
 
     if (pd_connect_store(err, errlen) != 0)
         return MPI_ERR_OTHER;
+    pd_ignore_sigpipe();
 
     /* Communicator ids: "w" and "s"; every other one derives from its
      * parent's id, identically on every member. */
