@@ -99,17 +99,32 @@ static int pd_connect(struct ompi_communicator_t *comm, struct pd_fail *fail)
         pd_fail_set(fail, MPI_ERR_OTHER, "%s", err);
         return -1;
     }
+    /* Each connection gets a store client of its own: rendezvous waits
+     * hold a client, and communicators connecting at once from several
+     * threads must not wait behind each other's waits. */
+    struct pd_store_client *store = NULL;
+    if (comm->size > 1 && pd_rt.store != NULL &&
+        pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
+                         pd_rt.world.rank, pd_rt.config.timeout_ms, &store,
+                         err, sizeof(err)) != 0) {
+        pd_fail_set(fail, MPI_ERR_OTHER, "cannot reach the rendezvous store "
+                    "to connect %s: %s", st->id, err);
+        return -1;
+    }
     struct pd_backend_comm_init init = {
         .rank = comm->rank,
         .size = comm->size,
-        .store = pd_rt.store,
+        .store = store,
         .store_prefix = st->id,
         .timeout_ms = pd_rt.config.timeout_ms,
     };
     pd_choose_bind(&init.bind_iface, &init.bind_host, hostbuf,
                    sizeof(hostbuf));
     struct pd_backend_error berr = { .msg = "" };
-    if (st->host_ops->comm_create(&init, &st->host_comm, &berr) != 0) {
+    int rc = st->host_ops->comm_create(&init, &st->host_comm, &berr);
+    if (store != NULL)
+        pd_store_close(store);
+    if (rc != 0) {
         pd_fail_set(fail, MPI_ERR_OTHER,
                     "cannot connect %s (rank %d of %d) with %s: %s",
                     comm->name[0] ? comm->name : st->id, comm->rank,
