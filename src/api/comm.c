@@ -124,15 +124,12 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_newcomm(comm, call, newcomm));
     struct pd_fail fail;
-    int rc;
-    if (split_type == MPI_COMM_TYPE_SHARED)
-        rc = pd_comm_split_shared(comm, key, newcomm, &fail);
-    else if (split_type == MPI_UNDEFINED)
-        rc = pd_comm_split(comm, MPI_UNDEFINED, key, newcomm, &fail);
-    else
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return pd_raise(comm, call, MPI_ERR_ARG,
                         "split_type %d is not MPI_COMM_TYPE_SHARED or MPI_UNDEFINED",
                         split_type);
+    int rc = pd_comm_split_shared(comm, split_type == MPI_COMM_TYPE_SHARED,
+                                  key, newcomm, &fail);
     return pd_created(comm, call, rc, &fail);
 }
 

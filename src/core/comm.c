@@ -204,22 +204,39 @@ static struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *paren
     return c;
 }
 
+/* FNV-1a: a short, stable name for an id or a member list. */
+static uint64_t pd_hash(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* A child's id: a fixed-length hash of how it was made (the parent's id
+ * and the creation's details), so ids stay short however deeply
+ * communicators are derived from one another. */
+static void pd_derive_id(char id[PD_COMM_ID_LEN], const char *how)
+{
+    snprintf(id, PD_COMM_ID_LEN, "c%016llx",
+             (unsigned long long)pd_hash(how, strlen(how)));
+}
+
 /* The id of the next communicator made from parent by a call on all of
  * parent's ranks: every rank counts the same creation calls. */
-static int pd_child_id(struct ompi_communicator_t *parent, char *id,
-                       size_t len, struct pd_fail *fail)
+static void pd_child_id(struct ompi_communicator_t *parent, char *id,
+                        const char *detail)
 {
     struct pd_comm_state *st = parent->state;
     pthread_mutex_lock(&st->lock);
     unsigned n = st->next_child++;
     pthread_mutex_unlock(&st->lock);
-    int written = snprintf(id, len, "%s.%u", st->id, n);
-    if (written < 0 || (size_t)written + 32 >= PD_COMM_ID_LEN) {
-        pd_fail_set(fail, MPI_ERR_INTERN,
-                    "communicators are nested too deeply (id %.40s...)", st->id);
-        return -1;
-    }
-    return 0;
+    char how[PD_COMM_ID_LEN + 64];
+    snprintf(how, sizeof(how), "%s.%u%s", st->id, n, detail);
+    pd_derive_id(id, how);
 }
 
 /* Wrap members into a communicator, or MPI_COMM_NULL if this rank is not
@@ -247,8 +264,7 @@ int pd_comm_dup(struct ompi_communicator_t *comm,
                 struct ompi_communicator_t **out, struct pd_fail *fail)
 {
     char id[PD_COMM_ID_LEN];
-    if (pd_child_id(comm, id, sizeof(id), fail) != 0)
-        return fail->errclass;
+    pd_child_id(comm, id, "");
     struct ompi_group_t *group = comm->state->group;
     pd_group_retain(group);
     int rc = pd_comm_finish(comm, group, id, out, fail);
@@ -279,9 +295,9 @@ static int pd_split_order(const void *a, const void *b)
 int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
                   struct ompi_communicator_t **out, struct pd_fail *fail)
 {
-    char id[PD_COMM_ID_LEN];
-    if (pd_child_id(comm, id, sizeof(id), fail) != 0)
-        return fail->errclass;
+    char id[PD_COMM_ID_LEN], detail[32];
+    snprintf(detail, sizeof(detail), ":%d", color);
+    pd_child_id(comm, id, detail);
     int n = comm->size;
     struct pd_split_entry mine = { color, key, comm->rank };
     struct pd_split_entry *all = malloc((size_t)n * sizeof(*all));
@@ -318,25 +334,11 @@ int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
-    char child[PD_COMM_ID_LEN + 16];
-    snprintf(child, sizeof(child), "%.*s:%d", PD_COMM_ID_LEN - 16, id, color);
-    return pd_comm_finish(comm, group, child, out, fail);
+    return pd_comm_finish(comm, group, id, out, fail);
 }
 
-/* FNV-1a: a short, stable name for a host or a member list. */
-static uint64_t pd_hash(const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-int pd_comm_split_shared(struct ompi_communicator_t *comm, int key,
-                         struct ompi_communicator_t **out,
+int pd_comm_split_shared(struct ompi_communicator_t *comm, bool member,
+                         int key, struct ompi_communicator_t **out,
                          struct pd_fail *fail)
 {
     /* Ranks on one host share a color: the lowest parent rank there. */
@@ -360,7 +362,7 @@ int pd_comm_split_shared(struct ompi_communicator_t *comm, int key,
     free(all);
     if (rc != MPI_SUCCESS)
         return rc;
-    return pd_comm_split(comm, color, key, out, fail);
+    return pd_comm_split(comm, member ? color : MPI_UNDEFINED, key, out, fail);
 }
 
 int pd_comm_create(struct ompi_communicator_t *comm,
@@ -368,8 +370,7 @@ int pd_comm_create(struct ompi_communicator_t *comm,
                    struct ompi_communicator_t **out, struct pd_fail *fail)
 {
     char id[PD_COMM_ID_LEN];
-    if (pd_child_id(comm, id, sizeof(id), fail) != 0)
-        return fail->errclass;
+    pd_child_id(comm, id, "");
     struct ompi_group_t *copy = pd_group_new(group->size, group->members);
     if (copy == NULL) {
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
@@ -401,14 +402,10 @@ int pd_comm_create_group(struct ompi_communicator_t *comm,
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
-    char id[PD_COMM_ID_LEN + 64];
-    int written = snprintf(id, sizeof(id), "%s.g%d.%016llx.%u", st->id, tag,
-                           (unsigned long long)hash, n);
-    if (written < 0 || written >= PD_COMM_ID_LEN) {
-        pd_fail_set(fail, MPI_ERR_INTERN,
-                    "communicators are nested too deeply (id %.40s...)", st->id);
-        return fail->errclass;
-    }
+    char how[PD_COMM_ID_LEN + 64], id[PD_COMM_ID_LEN];
+    snprintf(how, sizeof(how), "%s.g%d.%016llx.%u", st->id, tag,
+             (unsigned long long)hash, n);
+    pd_derive_id(id, how);
     struct ompi_group_t *copy = pd_group_new(group->size, group->members);
     if (copy == NULL) {
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");

@@ -73,8 +73,10 @@ int pd_comm_dup(struct ompi_communicator_t *comm,
                 struct ompi_communicator_t **out, struct pd_fail *fail);
 int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
                   struct ompi_communicator_t **out, struct pd_fail *fail);
-int pd_comm_split_shared(struct ompi_communicator_t *comm, int key,
-                         struct ompi_communicator_t **out,
+/* By host; ranks that pass member = false (MPI_UNDEFINED) still take
+ * part in the exchange and get MPI_COMM_NULL. */
+int pd_comm_split_shared(struct ompi_communicator_t *comm, bool member,
+                         int key, struct ompi_communicator_t **out,
                          struct pd_fail *fail);
 int pd_comm_create(struct ompi_communicator_t *comm,
                    struct ompi_group_t *group,
