@@ -1,4 +1,5 @@
 /* Completing requests: Wait, Test and their any/all forms. */
+#include <sched.h>
 #include <time.h>
 
 #include "api/api.h"
@@ -24,6 +25,14 @@ static int pd_finish(const char *call, MPI_Request *request, MPI_Status *status)
     if (rc == MPI_SUCCESS)
         return MPI_SUCCESS;
     return pd_raise(comm, call, rc, "%s: %s", started_by, fail.msg);
+}
+
+/* A caller polling with MPI_Test & co. spins; giving up the core lets
+ * the progress threads that complete its requests run, which matters
+ * whenever there are more threads than cores. */
+static void pd_not_done_yet(void)
+{
+    sched_yield();
 }
 
 static int pd_check_request_array(const char *call, int count,
@@ -119,8 +128,10 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     *flag = pd_request_is_done(*request);
-    if (!*flag)
+    if (!*flag) {
+        pd_not_done_yet();
         return MPI_SUCCESS;
+    }
     return pd_finish(call, request, status);
 }
 
@@ -136,6 +147,7 @@ int PMPI_Testall(int count, MPI_Request requests[], int *flag,
     for (int i = 0; i < count; i++) {
         if (!pd_request_is_null(requests[i]) && !pd_request_is_done(requests[i])) {
             *flag = 0;
+            pd_not_done_yet();
             return MPI_SUCCESS;
         }
     }
@@ -167,6 +179,8 @@ int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
     *index = MPI_UNDEFINED;
     if (!any_active)
         pd_status_set_empty(status, MPI_SUCCESS);
+    else
+        pd_not_done_yet();
     return MPI_SUCCESS;
 }
 
@@ -199,5 +213,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     *flag = pd_request_is_done(request);
     if (*flag)
         pd_status_set_empty(status, request->state->fail.errclass);
+    else
+        pd_not_done_yet();
     return MPI_SUCCESS;
 }
