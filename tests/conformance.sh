@@ -7,7 +7,8 @@
 . "$top_srcdir/tests/lib.sh"
 
 sizes=${PD_CONFORMANCE_SIZES:-"1 2 3 4 5"}
-for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check; do
+for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check \
+    requests_check; do
     for np in $sizes; do
         check_tap "$prog at np $np" run_np "$np" "$top_builddir/tests/$prog"
     done

@@ -1,5 +1,6 @@
 /* Environment inquiries: time, processor name, versions. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #pragma weak MPI_Get_version = PMPI_Get_version
 #pragma weak MPI_Get_library_version = PMPI_Get_library_version
 #pragma weak MPI_Pcontrol = PMPI_Pcontrol
+#pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
+#pragma weak MPI_Free_mem = PMPI_Free_mem
 
 /* Monotonic: timings never jump with the wall clock. */
 double PMPI_Wtime(void)
@@ -72,5 +75,33 @@ int PMPI_Get_library_version(char *version, int *resultlen)
 int PMPI_Pcontrol(const int level, ...)
 {
     (void)level;
+    return MPI_SUCCESS;
+}
+
+/* No memory is special to gloo's TCP transport: page-aligned heap memory
+ * serves (and is what registration-based transports would want). */
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    static const char call[] = "MPI_Alloc_mem";
+    (void)info;
+    PD_CHECK(pd_check_active(call));
+    if (size < 0)
+        return pd_raise(NULL, call, MPI_ERR_SIZE, "size is negative (%ld)",
+                        (long)size);
+    if (baseptr == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "baseptr is NULL");
+    void *mem = NULL;
+    if (posix_memalign(&mem, 4096, size > 0 ? (size_t)size : 1) != 0)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM,
+                        "cannot allocate %ld bytes", (long)size);
+    *(void **)baseptr = mem;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Free_mem(void *base)
+{
+    static const char call[] = "MPI_Free_mem";
+    PD_CHECK(pd_check_active(call));
+    free(base);
     return MPI_SUCCESS;
 }

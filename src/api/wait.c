@@ -11,6 +11,8 @@
 #pragma weak MPI_Test = PMPI_Test
 #pragma weak MPI_Testall = PMPI_Testall
 #pragma weak MPI_Testany = PMPI_Testany
+#pragma weak MPI_Waitsome = PMPI_Waitsome
+#pragma weak MPI_Testsome = PMPI_Testsome
 #pragma weak MPI_Request_free = PMPI_Request_free
 #pragma weak MPI_Request_get_status = PMPI_Request_get_status
 
@@ -182,6 +184,75 @@ int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
     else
         pd_not_done_yet();
     return MPI_SUCCESS;
+}
+
+/* Complete every request that is done now; *outcount = MPI_UNDEFINED if
+ * none is active. */
+static int pd_complete_done(const char *call, int incount,
+                            MPI_Request requests[], int *outcount,
+                            int indices[], MPI_Status statuses[],
+                            bool *any_active)
+{
+    int result = MPI_SUCCESS;
+    *outcount = 0;
+    *any_active = false;
+    for (int i = 0; i < incount; i++) {
+        if (pd_request_is_null(requests[i]))
+            continue;
+        *any_active = true;
+        if (!pd_request_is_done(requests[i]))
+            continue;
+        MPI_Status *status = statuses == MPI_STATUSES_IGNORE
+                                 ? MPI_STATUS_IGNORE
+                                 : &statuses[*outcount];
+        indices[*outcount] = i;
+        (*outcount)++;
+        if (pd_finish(call, &requests[i], status) != MPI_SUCCESS)
+            result = MPI_ERR_IN_STATUS;
+    }
+    if (!*any_active)
+        *outcount = MPI_UNDEFINED;
+    return result;
+}
+
+static int pd_check_some(const char *call, int incount, MPI_Request requests[],
+                         int *outcount, int indices[])
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_request_array(call, incount, requests));
+    if (outcount == NULL || (incount > 0 && indices == NULL))
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        outcount == NULL ? "outcount" : "array_of_indices");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request requests[], int *outcount,
+                  int indices[], MPI_Status statuses[])
+{
+    static const char call[] = "MPI_Waitsome";
+    PD_CHECK(pd_check_some(call, incount, requests, outcount, indices));
+    for (;;) {
+        bool any_active;
+        int rc = pd_complete_done(call, incount, requests, outcount, indices,
+                                  statuses, &any_active);
+        if (*outcount != 0)
+            return rc;
+        struct timespec pause = { 0, 20000 };
+        nanosleep(&pause, NULL);
+    }
+}
+
+int PMPI_Testsome(int incount, MPI_Request requests[], int *outcount,
+                  int indices[], MPI_Status statuses[])
+{
+    static const char call[] = "MPI_Testsome";
+    PD_CHECK(pd_check_some(call, incount, requests, outcount, indices));
+    bool any_active;
+    int rc = pd_complete_done(call, incount, requests, outcount, indices,
+                              statuses, &any_active);
+    if (*outcount == 0)
+        pd_not_done_yet();
+    return rc;
 }
 
 int PMPI_Request_free(MPI_Request *request)

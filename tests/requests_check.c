@@ -1,0 +1,102 @@
+/*
+ * requests_check.c - MPI_Waitsome, MPI_Testsome and MPI_Alloc_mem /
+ * MPI_Free_mem: every rank sends one message to every rank (itself too)
+ * in memory from MPI_Alloc_mem, completes the receives with
+ * MPI_Testsome/MPI_Waitsome, and checks each payload against a formula.
+ * TAP-ish output from rank 0; exit status 1 on any failure.
+ */
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int rank, size, checks, failed;
+
+static void report(int bad, const char *what)
+{
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    checks++;
+    if (any)
+        failed++;
+    if (rank == 0)
+        printf("%s %d - %s\n", any ? "not ok" : "ok", checks, what);
+}
+
+static int payload(int src, int dst, int i)
+{
+    return src * 100000 + dst * 100 + i;
+}
+
+/* Send N ints to every rank, receive from every rank, completing the
+ * receives with Testsome (polling) or Waitsome. */
+static int exchange(int use_testsome)
+{
+    enum { N = 64 };
+    int *out = NULL, *in = NULL, bad = 0;
+    MPI_Alloc_mem((MPI_Aint)(sizeof(int) * N * size), MPI_INFO_NULL, &out);
+    MPI_Alloc_mem((MPI_Aint)(sizeof(int) * N * size), MPI_INFO_NULL, &in);
+    MPI_Request *recvs = malloc(sizeof(MPI_Request) * size);
+    MPI_Request *sends = malloc(sizeof(MPI_Request) * size);
+    int *indices = malloc(sizeof(int) * size);
+    MPI_Status *statuses = malloc(sizeof(MPI_Status) * size);
+    for (int r = 0; r < size; r++)
+        MPI_Irecv(in + r * N, N, MPI_INT, r, 5, MPI_COMM_WORLD, &recvs[r]);
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < N; i++)
+            out[r * N + i] = payload(rank, r, i);
+        MPI_Isend(out + r * N, N, MPI_INT, r, 5, MPI_COMM_WORLD, &sends[r]);
+    }
+    int done = 0;
+    while (done < size) {
+        int outcount = 0;
+        if (use_testsome)
+            MPI_Testsome(size, recvs, &outcount, indices, statuses);
+        else
+            MPI_Waitsome(size, recvs, &outcount, indices, statuses);
+        if (outcount == MPI_UNDEFINED) {
+            bad = 1;
+            break;
+        }
+        for (int k = 0; k < outcount; k++) {
+            int src = indices[k];
+            if (statuses[k].MPI_SOURCE != src || recvs[src] != MPI_REQUEST_NULL)
+                bad = 1;
+            for (int i = 0; i < N; i++)
+                if (in[src * N + i] != payload(src, rank, i))
+                    bad = 1;
+        }
+        done += outcount;
+    }
+    int outcount = 0;
+    MPI_Waitsome(size, recvs, &outcount, indices, MPI_STATUSES_IGNORE);
+    if (outcount != MPI_UNDEFINED)
+        bad = 1;        /* nothing active is left */
+    MPI_Waitall(size, sends, MPI_STATUSES_IGNORE);
+    MPI_Free_mem(out);
+    MPI_Free_mem(in);
+    free(recvs);
+    free(sends);
+    free(indices);
+    free(statuses);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0)
+        printf("# requests_check on %d rank(s)\n", size);
+    report(exchange(1), "MPI_Testsome completes every receive with its payload");
+    report(exchange(0), "MPI_Waitsome completes every receive with its payload");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    void *p = NULL;
+    int rc = MPI_Alloc_mem(-1, MPI_INFO_NULL, &p);
+    report(rc == MPI_SUCCESS, "MPI_Alloc_mem of a negative size fails");
+    if (rank == 0)
+        printf("1..%d\n", checks);
+    MPI_Finalize();
+    return failed != 0;
+}
