@@ -11,14 +11,9 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
-    size_t bytes = (size_t)recvcount * pd_type_extent(recvtype);
-    if (!in_place) {
-        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
-        PD_CHECK(pd_check_same_bytes(comm, call,
-                                     (size_t)sendcount * pd_type_extent(sendtype),
-                                     bytes, comm->rank));
-    }
+    size_t bytes;
+    PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcount, recvtype, &bytes));
 
     struct pd_fail fail;
     if (pd_coll_allgather(comm, pd_comm_reserve_tags(comm),

@@ -11,19 +11,14 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
-    struct pd_layout recv = { NULL, NULL,
-                              (size_t)recvcount * pd_type_extent(recvtype) };
-    struct pd_layout send = recv;
-    if (!in_place) {
-        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
-        send.extent = (size_t)sendcount * pd_type_extent(sendtype);
-        PD_CHECK(pd_check_same_bytes(comm, call, send.extent, recv.extent,
-                                     comm->rank));
-    }
+    size_t bytes;
+    PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcount, recvtype, &bytes));
+    /* Equal block sizes both ways: one layout serves send and receive. */
+    struct pd_layout blocks = { NULL, NULL, bytes };
     struct pd_fail fail;
     if (pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
-                          in_place ? NULL : sendbuf, &send, recvbuf, &recv,
+                          in_place ? NULL : sendbuf, &blocks, recvbuf, &blocks,
                           &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;

@@ -23,3 +23,17 @@ int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,
                     "the type signatures do not match: %zu bytes sent for "
                     "rank %d's block but %zu expected", sent, peer, expected);
 }
+
+int pd_check_blocks(MPI_Comm comm, const char *call, const void *sendbuf,
+                    int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, size_t *bytes)
+{
+    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+    *bytes = (size_t)recvcount * pd_type_extent(recvtype);
+    if (sendbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+    return pd_check_same_bytes(comm, call,
+                               (size_t)sendcount * pd_type_extent(sendtype),
+                               *bytes, comm->rank);
+}

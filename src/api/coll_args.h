@@ -15,4 +15,11 @@ int pd_check_side(MPI_Comm comm, const char *call, const void *buf, int count,
 int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,
                         size_t expected, int peer);
 
+/* Both sides of a fixed-size block exchange (allgather, alltoall): the
+ * receive side always, the send side unless sendbuf is MPI_IN_PLACE, and
+ * the same bytes per block both ways. *bytes is one block's size. */
+int pd_check_blocks(MPI_Comm comm, const char *call, const void *sendbuf,
+                    int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, size_t *bytes);
+
 #endif

@@ -113,14 +113,9 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
-    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
-    size_t bytes = (size_t)recvcount * pd_type_extent(recvtype);
-    if (!in_place) {
-        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
-        PD_CHECK(pd_check_same_bytes(comm, call,
-                                     (size_t)sendcount * pd_type_extent(sendtype),
-                                     bytes, comm->rank));
-    }
+    size_t bytes;
+    PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcount, recvtype, &bytes));
     struct pd_icoll c = { .kind = PD_ICOLL_ALLGATHER,
                           .sendbuf = in_place ? NULL : sendbuf,
                           .recvbuf = recvbuf, .bytes = bytes, .root = -1 };
@@ -136,14 +131,9 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
-    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
-    size_t bytes = (size_t)recvcount * pd_type_extent(recvtype);
-    if (!in_place) {
-        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
-        PD_CHECK(pd_check_same_bytes(comm, call,
-                                     (size_t)sendcount * pd_type_extent(sendtype),
-                                     bytes, comm->rank));
-    }
+    size_t bytes;
+    PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcount, recvtype, &bytes));
     struct pd_icoll c = { .kind = PD_ICOLL_ALLTOALL,
                           .sendbuf = in_place ? NULL : sendbuf,
                           .recvbuf = recvbuf, .bytes = bytes, .root = -1 };
