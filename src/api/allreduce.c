@@ -1,4 +1,4 @@
-#include "api/api.h"
+#include "api/coll_args.h"
 
 #pragma weak MPI_Allreduce = PMPI_Allreduce
 
@@ -6,23 +6,15 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static const char call[] = "MPI_Allreduce";
-    bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
-    PD_CHECK(pd_check_op(comm, call, datatype, op));
-    if (!in_place)
-        PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
-    PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
-    if (!in_place && sendbuf == recvbuf && count > 0)
-        return pd_raise(comm, call, MPI_ERR_BUFFER,
-                        "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+    PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
+                                     datatype, op));
 
     struct pd_fail fail;
     if (pd_coll_allreduce(comm, pd_comm_reserve_tags(comm),
-                          in_place ? NULL : sendbuf, recvbuf, (size_t)count,
-                          datatype, op, &fail) != MPI_SUCCESS)
+                          sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
+                          (size_t)count, datatype, op, &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

@@ -15,6 +15,20 @@ int pd_check_side(MPI_Comm comm, const char *call, const void *buf, int count,
 int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,
                         size_t expected, int peer);
 
+/* MPI_IN_PLACE as buf (named what) is the root's alone. */
+int pd_check_in_place_at_root(MPI_Comm comm, const char *call, const void *buf,
+                              int root, const char *what);
+
+/* The arguments of MPI_Allreduce and MPI_Iallreduce. */
+int pd_check_allreduce_args(MPI_Comm comm, const char *call,
+                            const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype type, MPI_Op op);
+/* The arguments of MPI_Reduce and MPI_Ireduce (recvbuf matters at the
+ * root only; MPI_IN_PLACE is the root's alone). */
+int pd_check_reduce_args(MPI_Comm comm, const char *call, const void *sendbuf,
+                         void *recvbuf, int count, MPI_Datatype type,
+                         MPI_Op op, int root);
+
 /* Both sides of a fixed-size block exchange (allgather, alltoall): the
  * receive side always, the send side unless sendbuf is MPI_IN_PLACE, and
  * the same bytes per block both ways. *bytes is one block's size. */

@@ -23,10 +23,7 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
 {
     bool is_root = comm->rank == root;
     bool in_place = sendbuf == MPI_IN_PLACE;
-    if (in_place && !is_root)
-        return pd_raise(comm, call, MPI_ERR_BUFFER,
-                        "sendbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)",
-                        comm->rank, root);
+    PD_CHECK(pd_check_in_place_at_root(comm, call, sendbuf, root, "sendbuf"));
     size_t send_bytes = 0;
     if (!in_place)
         PD_CHECK(pd_check_gather_send(comm, call, sendbuf, sendcount, sendtype,
@@ -88,10 +85,7 @@ static int pd_scatter(const char *call, const void *sendbuf,
 {
     bool is_root = comm->rank == root;
     bool in_place = recvbuf == MPI_IN_PLACE;
-    if (in_place && !is_root)
-        return pd_raise(comm, call, MPI_ERR_BUFFER,
-                        "recvbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)",
-                        comm->rank, root);
+    PD_CHECK(pd_check_in_place_at_root(comm, call, recvbuf, root, "recvbuf"));
     size_t recv_bytes = 0;
     if (!in_place) {
         PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));

@@ -42,18 +42,13 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                     MPI_Request *request)
 {
     static const char call[] = "MPI_Iallreduce";
-    bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
-    PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
-    PD_CHECK(pd_check_op(comm, call, datatype, op));
-    if (!in_place)
-        PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
-    PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
+    PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
+                                     datatype, op));
     struct pd_icoll c = { .kind = PD_ICOLL_ALLREDUCE,
-                          .sendbuf = in_place ? NULL : sendbuf,
+                          .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                           .recvbuf = recvbuf, .count = (size_t)count,
                           .type = datatype, .op = op, .root = -1 };
     return pd_start(call, comm, &c, request);
@@ -64,26 +59,14 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
                  MPI_Request *request)
 {
     static const char call[] = "MPI_Ireduce";
-    bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
-    PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
-    PD_CHECK(pd_check_op(comm, call, datatype, op));
-    PD_CHECK(pd_check_root(comm, call, root));
-    bool is_root = comm->rank == root;
-    if (in_place && !is_root)
-        return pd_raise(comm, call, MPI_ERR_BUFFER,
-                        "sendbuf is MPI_IN_PLACE on rank %d, which is not the root (%d)",
-                        comm->rank, root);
-    if (!in_place)
-        PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
-    if (is_root)
-        PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
+    PD_CHECK(pd_check_reduce_args(comm, call, sendbuf, recvbuf, count,
+                                  datatype, op, root));
     struct pd_icoll c = { .kind = PD_ICOLL_REDUCE,
-                          .sendbuf = in_place ? NULL : sendbuf,
-                          .recvbuf = is_root ? recvbuf : NULL,
+                          .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
+                          .recvbuf = comm->rank == root ? recvbuf : NULL,
                           .count = (size_t)count, .type = datatype, .op = op,
                           .root = root };
     return pd_start(call, comm, &c, request);
