@@ -27,3 +27,22 @@ int pdmpi_comm_backend(MPI_Comm comm, char *name, int len)
     snprintf(name, (size_t)len, "%s", ops->name);
     return MPI_SUCCESS;
 }
+
+int pdmpi_world_info(char *launcher, int len, int *local_rank,
+                     int *local_size, int *num_hosts)
+{
+    static const char call[] = "pdmpi_world_info";
+    PD_CHECK(pd_check_active(call));
+    if (launcher != NULL && len <= 0)
+        return pd_raise(MPI_COMM_WORLD, call, MPI_ERR_ARG,
+                        "len must be positive when launcher is given");
+    if (launcher != NULL)
+        snprintf(launcher, (size_t)len, "%s", pd_rt.world.launcher);
+    if (local_rank != NULL)
+        *local_rank = pd_rt.world.local_rank;
+    if (local_size != NULL)
+        *local_size = pd_rt.world.local_size;
+    if (num_hosts != NULL)
+        *num_hosts = pd_rt.world.num_nodes;
+    return MPI_SUCCESS;
+}

@@ -86,9 +86,11 @@ int PMPI_Finalize(void)
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
     const char *name = pd_comm_is_usable(comm) ? comm->name : "MPI_COMM_WORLD";
-    fprintf(stderr, "pdmpi: rank %d: MPI_Abort(%s, %d) called; ending the job\n",
-            pd_rt.world.rank, name, errorcode);
-    pd_runtime_abort(errorcode);
+    char msg[256];
+    snprintf(msg, sizeof(msg), "rank %d called MPI_Abort(%s, %d)",
+             pd_rt.world.rank, name, errorcode);
+    fprintf(stderr, "pdmpi: %s; ending the job\n", msg);
+    pd_runtime_abort_job(errorcode, msg);
 }
 
 int PMPI_Query_thread(int *provided)

@@ -31,9 +31,9 @@ struct pd_store_client;
 
 /*
  * Bind a listening socket on bind_host (NULL or "" = all IPv4 interfaces)
- * at an ephemeral port chosen by the kernel, and serve requests on a
- * background thread. Only clients presenting job_key are accepted.
- * The bound port is returned in *port.
+ * at port *port (0: an ephemeral port chosen by the kernel), and serve
+ * requests on a background thread. Only clients presenting job_key are
+ * accepted. The bound port is returned in *port.
  */
 int pd_store_server_start(const char *bind_host, const char *job_key,
                           struct pd_store_server **out, int *port,

@@ -858,7 +858,9 @@ static int open_listener(const char *bind_host, int *port, char *err,
     const char *node = (bind_host && *bind_host) ? bind_host : NULL;
     const char *shown = node ? node : "0.0.0.0";
 
-    int rc = getaddrinfo(node, "0", &hints, &res);
+    char service[16];
+    snprintf(service, sizeof service, "%d", *port);
+    int rc = getaddrinfo(node, service, &hints, &res);
     if (rc != 0) {
         snprintf(err, errlen, "cannot resolve store bind address '%s': %s",
                  shown, gai_strerror(rc));
@@ -884,8 +886,16 @@ static int open_listener(const char *bind_host, int *port, char *err,
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot listen on %s (port chosen by the "
-                 "kernel): %s", shown, strerror(last_errno));
+        if (*port != 0)
+            snprintf(err, errlen, "cannot listen on %s port %d: %s%s", shown,
+                     *port, strerror(last_errno),
+                     last_errno == EADDRINUSE
+                         ? " (another job, or a process of an earlier run, "
+                           "holds it)"
+                         : "");
+        else
+            snprintf(err, errlen, "cannot listen on %s (port chosen by the "
+                     "kernel): %s", shown, strerror(last_errno));
         return -1;
     }
 

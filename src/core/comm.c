@@ -341,27 +341,16 @@ int pd_comm_split_shared(struct ompi_communicator_t *comm, bool member,
                          int key, struct ompi_communicator_t **out,
                          struct pd_fail *fail)
 {
-    /* Ranks on one host share a color: the lowest parent rank there. */
-    char host[sizeof(pd_rt.host)];
-    memset(host, 0, sizeof(host));
-    snprintf(host, sizeof(host), "%s", pd_rt.host);
-    char *all = malloc((size_t)comm->size * sizeof(host));
-    if (all == NULL) {
-        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
-        return fail->errclass;
-    }
-    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm), host, all,
-                               sizeof(host), fail);
+    /* Ranks on one host share a color: the lowest parent rank there.
+     * World formation numbered the hosts, so no exchange is needed. */
+    int my_node = pd_rt.world.node_of[comm->state->group->members[comm->rank]];
     int color = comm->rank;
-    for (int i = 0; rc == MPI_SUCCESS && i < comm->size; i++) {
-        if (memcmp(all + (size_t)i * sizeof(host), host, sizeof(host)) == 0) {
+    for (int i = 0; i < comm->size; i++) {
+        if (pd_rt.world.node_of[comm->state->group->members[i]] == my_node) {
             color = i;
             break;
         }
     }
-    free(all);
-    if (rc != MPI_SUCCESS)
-        return rc;
     return pd_comm_split(comm, member ? color : MPI_UNDEFINED, key, out, fail);
 }
 

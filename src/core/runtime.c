@@ -19,21 +19,6 @@
 struct pd_runtime pd_rt;
 
 
-static int pd_connect_store(char *err, size_t errlen)
-{
-    if (pd_rt.world.size == 1)
-        return 0;
-    char why[512];
-    if (pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
-                         pd_rt.world.rank, pd_rt.config.timeout_ms,
-                         &pd_rt.store, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "cannot reach the rendezvous store %s (%s): %s",
-                 pd_rt.world.store_addr, pd_rt.world.launcher, why);
-        return -1;
-    }
-    return 0;
-}
-
 static void pd_log_world(void)
 {
     if (!pd_log_enabled(PD_LOG_INFO) || pd_rt.world.rank != 0)
@@ -46,12 +31,15 @@ static void pd_log_world(void)
     if (st->host_ops->describe != NULL)
         st->host_ops->describe(st->host_comm, transport, sizeof(transport));
     pd_log(PD_LOG_INFO,
-           "pdmpi %s: world of %d formed by %s (local size %d), store %s, "
-           "timeout %d ms",
+           "pdmpi %s: world of %d formed by %s in %lld ms (%d host%s, local "
+           "size %d), store %s, timeout %d ms",
            PACKAGE_VERSION, pd_rt.world.size, pd_rt.world.launcher,
-           pd_rt.world.local_size,
+           (long long)pd_rt.world.formed_ms, pd_rt.world.num_nodes,
+           pd_rt.world.num_nodes == 1 ? "" : "s", pd_rt.world.local_size,
            pd_rt.world.store_addr[0] ? pd_rt.world.store_addr : "none",
            pd_rt.config.timeout_ms);
+    if (pd_rt.world.pm != NULL)
+        pd_log(PD_LOG_INFO, "process manager: %s", pd_rt.world.pm->detail);
     pd_log(PD_LOG_INFO, "backends: %s", routes);
     pd_log(PD_LOG_INFO, "host transport: %s; built with gloo %s, Open MPI %d.%d.%d ABI",
            transport, PD_GLOO_VERSION, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
@@ -80,8 +68,8 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     }
     pd_log_level = pd_rt.config.debug_level;
 
-    if (pd_world_detect(&pd_rt.world, pd_rt.config.launcher, why,
-                        sizeof(why)) != 0) {
+    if (pd_world_detect(&pd_rt.world, pd_rt.config.launcher,
+                        pd_rt.config.timeout_ms, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "cannot form the world: %s", why);
         return MPI_ERR_OTHER;
     }
@@ -98,8 +86,11 @@ int pd_runtime_init(int required_level, int *provided, char *err,
         strcpy(pd_rt.host, "localhost");
     pd_rt.host[sizeof(pd_rt.host) - 1] = '\0';
 
-    if (pd_connect_store(err, errlen) != 0)
+    if (pd_world_connect(&pd_rt.world, pd_rt.config.timeout_ms, &pd_rt.store,
+                         why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "cannot form the world: %s", why);
         return MPI_ERR_OTHER;
+    }
     pd_ignore_sigpipe();
 
     /* Communicator ids: "w" and "s"; every other one derives from its
@@ -123,6 +114,7 @@ int pd_runtime_init(int required_level, int *provided, char *err,
         if (pd_rt.store != NULL)
             pd_store_close(pd_rt.store);
         pd_rt.store = NULL;
+        pd_world_release(&pd_rt.world);
         return fail.errclass;
     }
 
@@ -156,6 +148,9 @@ int pd_runtime_finalize(char *err, size_t errlen)
     if (pd_rt.store != NULL)
         pd_store_close(pd_rt.store);
     pd_rt.store = NULL;
+    /* Only now, after the barrier, may rank 0 stop the store it hosts
+     * and every rank let go of the process manager. */
+    pd_world_release(&pd_rt.world);
     return rc;
 }
 
@@ -166,6 +161,17 @@ void pd_runtime_note_peer_lost(void)
 
 /* How long a rank that only lost a peer waits before exiting. */
 #define PD_SECONDARY_EXIT_DELAY_US 500000
+
+_Noreturn void pd_runtime_abort_job(int code, const char *msg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    /* Under mpirun and mpiexec, the process manager ends every rank with
+     * this code; elsewhere the exit status carries it to the launcher. */
+    if (__atomic_load_n(&pd_rt.state, __ATOMIC_ACQUIRE) == PD_RT_ACTIVE)
+        pd_world_abort(&pd_rt.world, code, msg);
+    pd_runtime_abort(code);
+}
 
 _Noreturn void pd_runtime_abort(int code)
 {

@@ -48,4 +48,8 @@ void pd_runtime_note_peer_lost(void);
 /* End this process -- and, through the launcher, the job -- with code. */
 _Noreturn void pd_runtime_abort(int code);
 
+/* MPI_Abort: ask the process manager (mpirun, mpiexec) to end every
+ * rank with code, then end this process. */
+_Noreturn void pd_runtime_abort_job(int code, const char *msg);
+
 #endif

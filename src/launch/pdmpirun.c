@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "boot/env.h"
 #include "boot/net.h"
 #include "boot/store.h"
 
@@ -60,6 +61,10 @@ struct pd_options {
     const char *log_dir;      /* NULL: not given */
     int tag_output;
     double timeout_s;         /* 0: no timeout */
+    int nnodes;               /* hosts in the job (--nnodes, default 1) */
+    int node_rank;            /* this host's index (--node-rank) */
+    const char *master;       /* --master HOST:PORT, or NULL */
+    const char *job_id;       /* --job-id, or NULL */
     const char *timeout_text; /* as the user wrote it, for messages */
     char **program_argv;
 };
@@ -98,6 +103,12 @@ struct pd_job {
     char store_addr[PD_STORE_ADDR_LEN];
     char job_key[PD_STORE_MAX_JOBKEY + 1];
 };
+
+/* Ranks are numbered across hosts: host I runs I*N .. I*N+N-1. */
+static int global_rank(const struct pd_job *job, int local)
+{
+    return job->opt.node_rank * job->opt.nranks + local;
+}
 
 static int signal_pipe[2] = { -1, -1 };
 static int hup_handled;     /* 0 when SIGHUP came in ignored (nohup) */
@@ -153,8 +164,11 @@ static void print_help(void)
 {
     fputs(
 "Usage: pdmpirun -np N [OPTIONS] [--] PROGRAM [ARGS...]\n"
+"       pdmpirun --nnodes M --node-rank I --master HOST:PORT -np N [OPTIONS]\n"
+"                [--] PROGRAM [ARGS...]   (run once on each of M hosts)\n"
 "\n"
-"Start N copies of PROGRAM on this machine as the ranks of one pdmpi job.\n"
+"Start N copies of PROGRAM on this machine as the ranks of one pdmpi job;\n"
+"with --nnodes, as ranks I*N .. I*N+N-1 of a job of M*N ranks across hosts.\n"
 "\n"
 "Options:\n"
 "  -np N, -n N, --np N  number of ranks to start (required, N >= 1)\n"
@@ -167,17 +181,26 @@ static void print_help(void)
 "  --tag-output         prefix each line of output with \"[R] \", R the rank\n"
 "                       (with --log-dir: the echo of rank 0 is tagged)\n"
 "  --timeout SECONDS    take the job down if it runs longer (exit 124)\n"
+"  --nnodes M           number of hosts in the job (default 1)\n"
+"  --node-rank I        this host's index, 0..M-1 (default 0)\n"
+"  --master HOST:PORT   where host 0's pdmpirun serves the rendezvous store\n"
+"                       (required with --nnodes M > 1; HOST must be an\n"
+"                       address every host reaches, not loopback)\n"
+"  --job-id ID          name of the job, mixed into the job key so that a\n"
+"                       pdmpirun of another job at the same master is refused\n"
 "  -h, --help           show this help and exit\n"
 "  --version            show the version and exit\n"
 "\n"
 "Each rank runs in its own process group, with pdmpirun's environment plus:\n"
-"  PDMPI_RANK           the rank, 0..N-1\n"
-"  PDMPI_SIZE           N\n"
-"  PDMPI_LOCAL_RANK     the rank on this machine (= PDMPI_RANK)\n"
+"  PDMPI_RANK           the rank, 0..M*N-1\n"
+"  PDMPI_SIZE           M*N\n"
+"  PDMPI_LOCAL_RANK     the rank on this machine, 0..N-1\n"
 "  PDMPI_LOCAL_SIZE     ranks on this machine (= N)\n"
-"  PDMPI_STORE          127.0.0.1:PORT, the job's rendezvous store (served\n"
-"                       by pdmpirun on a port the kernel picks)\n"
-"  PDMPI_JOBKEY         random key that identifies this job to the store\n"
+"  PDMPI_STORE          the job's rendezvous store: 127.0.0.1:PORT on one\n"
+"                       host (a port the kernel picks), else --master\n"
+"  PDMPI_JOBKEY         key that identifies this job to the store: random\n"
+"                       on one host, derived from --master, -np, --nnodes\n"
+"                       and --job-id across hosts\n"
 "  PDMPI_BACKEND        the --backend value (only when --backend is given)\n"
 "Rank 0 reads pdmpirun's standard input unless that is a terminal; the\n"
 "other ranks read /dev/null.\n"
@@ -212,6 +235,27 @@ static int parse_rank_count(const char *text)
         usage_error("-np %ld is more ranks than pdmpirun supports (%d)", n,
                     PD_MAX_RANKS);
     return (int)n;
+}
+
+static int parse_count(const char *option, const char *text, long min,
+                       long max)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || n < min || n > max)
+        usage_error("%s needs an integer in [%ld, %ld], got '%s'", option, min,
+                    max, text);
+    return (int)n;
+}
+
+static const char *parse_master(const char *text)
+{
+    char host[PD_NET_HOST_LEN], port[PD_NET_PORT_LEN], why[256];
+    if (pd_net_split_addr(text, host, sizeof host, port, sizeof port, why,
+                          sizeof why) != 0)
+        usage_error("--master %s: %s", text, why);
+    return text;
 }
 
 static double parse_seconds(const char *option, const char *text)
@@ -266,10 +310,15 @@ static void parse_args(int argc, char **argv, struct pd_options *o)
     static const char *const backend_names[] = { "--backend", NULL };
     static const char *const log_names[] = { "--log-dir", NULL };
     static const char *const timeout_names[] = { "--timeout", NULL };
+    static const char *const nnodes_names[] = { "--nnodes", NULL };
+    static const char *const node_rank_names[] = { "--node-rank", NULL };
+    static const char *const master_names[] = { "--master", NULL };
+    static const char *const job_id_names[] = { "--job-id", NULL };
     const char *value;
     int i = 1;
 
     memset(o, 0, sizeof *o);
+    o->nnodes = 1;
     for (; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0) {
@@ -299,6 +348,16 @@ static void parse_args(int argc, char **argv, struct pd_options *o)
         } else if ((value = option_value(argc, argv, &i, timeout_names))) {
             o->timeout_s = parse_seconds("--timeout", value);
             o->timeout_text = value;
+        } else if ((value = option_value(argc, argv, &i, nnodes_names)))
+            o->nnodes = parse_count("--nnodes", value, 1, PD_MAX_RANKS);
+        else if ((value = option_value(argc, argv, &i, node_rank_names)))
+            o->node_rank = parse_count("--node-rank", value, 0, PD_MAX_RANKS);
+        else if ((value = option_value(argc, argv, &i, master_names)))
+            o->master = parse_master(value);
+        else if ((value = option_value(argc, argv, &i, job_id_names))) {
+            if (*value == '\0' || strlen(value) > 200)
+                usage_error("--job-id needs a name of 1-200 characters");
+            o->job_id = value;
         } else
             usage_error("unknown option '%s'", arg);
     }
@@ -306,6 +365,15 @@ static void parse_args(int argc, char **argv, struct pd_options *o)
         usage_error("missing -np N (how many ranks to start)");
     if (i >= argc)
         usage_error("missing the program to run");
+    if (o->node_rank >= o->nnodes)
+        usage_error("--node-rank %d is not below --nnodes %d", o->node_rank,
+                    o->nnodes);
+    if (o->nnodes > 1 && o->master == NULL)
+        usage_error("--nnodes %d needs --master HOST:PORT (host 0's address)",
+                    o->nnodes);
+    if ((long)o->nnodes * o->nranks > PD_MAX_RANKS)
+        usage_error("--nnodes %d x -np %d is more ranks than pdmpirun "
+                    "supports (%d)", o->nnodes, o->nranks, PD_MAX_RANKS);
     o->program_argv = argv + i;
 }
 
@@ -471,8 +539,9 @@ static char **build_environment(const struct pd_job *job, int rank)
             env[n++] = environ[i];
 
     size_t first_own = n;
-    env[n++] = format_variable("PDMPI_RANK", "%d", rank);
-    env[n++] = format_variable("PDMPI_SIZE", "%d", job->opt.nranks);
+    env[n++] = format_variable("PDMPI_RANK", "%d", global_rank(job, rank));
+    env[n++] = format_variable("PDMPI_SIZE", "%d",
+                               job->opt.nnodes * job->opt.nranks);
     env[n++] = format_variable("PDMPI_LOCAL_RANK", "%d", rank);
     env[n++] = format_variable("PDMPI_LOCAL_SIZE", "%d", job->opt.nranks);
     env[n++] = format_variable("PDMPI_STORE", "%s", job->store_addr);
@@ -705,7 +774,8 @@ static struct pd_stream *add_stream(struct pd_job *job, int fd, int rank,
                                     int echo_fd, int log_fd, int tag)
 {
     struct pd_stream *s = &job->streams[job->nstreams++];
-    *s = (struct pd_stream){ .fd = fd, .rank = rank, .echo_fd = echo_fd,
+    *s = (struct pd_stream){ .fd = fd, .rank = global_rank(job, rank),
+                             .echo_fd = echo_fd,
                              .log_fd = log_fd, .tag = tag };
     return s;
 }
@@ -713,7 +783,8 @@ static struct pd_stream *add_stream(struct pd_job *job, int fd, int rank,
 static int open_log_file(const struct pd_job *job, int rank)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/workerlog.%d", job->opt.log_dir, rank);
+    snprintf(path, sizeof path, "%s/workerlog.%d", job->opt.log_dir,
+             global_rank(job, rank));
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         say("cannot open log file %s: %s", path, strerror(errno));
@@ -770,7 +841,8 @@ static int prepare_rank_io(struct pd_job *job, int rank,
     return 0;
 
 no_pipe:
-    say("cannot create a pipe for rank %d: %s", rank, strerror(errno));
+    say("cannot create a pipe for rank %d: %s", global_rank(job, rank),
+        strerror(errno));
     if (io->stdout_fd >= 0)
         close(io->stdout_fd);
     return -1;
@@ -828,14 +900,15 @@ static void on_rank_exit(struct pd_job *job, int rank, int status)
     pid_t pid = job->ranks[rank].pid;
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        say("rank %d (pid %d) was killed by signal %d (%s)%s%s", rank,
+        say("rank %d (pid %d) was killed by signal %d (%s)%s%s",
+            global_rank(job, rank),
             (int)pid, sig, signal_name(sig),
             WCOREDUMP(status) ? ", core dumped" : "", others);
         begin_termination(job, 128 + sig);
     } else {
         int code = WEXITSTATUS(status);
-        say("rank %d (pid %d) exited with code %d%s", rank, (int)pid, code,
-            others);
+        say("rank %d (pid %d) exited with code %d%s", global_rank(job, rank),
+            (int)pid, code, others);
         begin_termination(job, code);
     }
 }
@@ -876,7 +949,8 @@ static int launch_rank(struct pd_job *job, int rank)
     char **env = build_environment(job, rank);
     int status_pipe[2];
     if (env == NULL || pipe2(status_pipe, O_CLOEXEC) < 0) {
-        say("cannot prepare rank %d: %s", rank, strerror(errno ? errno
+        say("cannot prepare rank %d: %s", global_rank(job, rank),
+            strerror(errno ? errno
                                                                 : ENOMEM));
         free_environment(env);
         release_rank_io(&io);
@@ -899,7 +973,8 @@ static int launch_rank(struct pd_job *job, int rank)
     release_rank_io(&io);
     if (pid < 0) {
         close(status_pipe[0]);
-        say("cannot start rank %d: fork: %s", rank, strerror(fork_errno));
+        say("cannot start rank %d: fork: %s", global_rank(job, rank),
+            strerror(fork_errno));
         return -1;
     }
     setpgid(pid, pid); /* also here: no window where it is in our group */
@@ -925,7 +1000,8 @@ static void check_execs(struct pd_job *job)
         rank->exec_status_fd = -1;
         if (exec_errno == 0 || job->terminating)
             continue;
-        say("rank %d: cannot execute %s: %s", r, job->opt.program_argv[0],
+        say("rank %d: cannot execute %s: %s", global_rank(job, r),
+            job->opt.program_argv[0],
             strerror(exec_errno));
         begin_termination(job, PD_EXIT_EXEC);
     }
@@ -1070,17 +1146,52 @@ static void kill_and_reap_stragglers(struct pd_job *job)
 
 /* ---------------------------------------------------------------- main */
 
-static int setup_job(struct pd_job *job, struct pd_store_server **server)
+/*
+ * One host: a store on loopback at a port the kernel picks, a random key.
+ * Across hosts: host 0 serves the store at --master (all interfaces) and
+ * every host derives the same key from what they were all told.
+ */
+static int setup_store(struct pd_job *job, struct pd_store_server **server)
 {
     char err[512];
-    int port = 0;
-    pd_store_make_job_key(job->job_key, sizeof job->job_key);
-    if (pd_store_server_start("127.0.0.1", job->job_key, server, &port, err,
+    const struct pd_options *o = &job->opt;
+    if (o->master == NULL) {
+        int port = 0;
+        pd_store_make_job_key(job->job_key, sizeof job->job_key);
+        if (pd_store_server_start("127.0.0.1", job->job_key, server, &port,
+                                  err, sizeof err) < 0) {
+            say("cannot start the rendezvous store: %s", err);
+            return -1;
+        }
+        snprintf(job->store_addr, sizeof job->store_addr, "127.0.0.1:%d",
+                 port);
+        return 0;
+    }
+    char material[512];
+    snprintf(material, sizeof material, "%s|%d|%d|%s", o->master, o->nnodes,
+             o->nranks, o->job_id ? o->job_id : "");
+    pd_derive_job_key("pdmpirun", material, job->job_key,
+                      sizeof job->job_key);
+    snprintf(job->store_addr, sizeof job->store_addr, "%s", o->master);
+    if (o->node_rank != 0)
+        return 0;
+    char host[PD_NET_HOST_LEN], port_text[PD_NET_PORT_LEN];
+    pd_net_split_addr(o->master, host, sizeof host, port_text,
+                      sizeof port_text, err, sizeof err);
+    int port = atoi(port_text);
+    if (pd_store_server_start(NULL, job->job_key, server, &port, err,
                               sizeof err) < 0) {
-        say("cannot start the rendezvous store: %s", err);
+        say("cannot serve the rendezvous store at --master %s: %s", o->master,
+            err);
         return -1;
     }
-    snprintf(job->store_addr, sizeof job->store_addr, "127.0.0.1:%d", port);
+    return 0;
+}
+
+static int setup_job(struct pd_job *job, struct pd_store_server **server)
+{
+    if (setup_store(job, server) < 0)
+        return -1;
 
     if (job->opt.log_dir != NULL && make_dirs(job->opt.log_dir) < 0) {
         say("cannot create log directory %s: %s", job->opt.log_dir,
