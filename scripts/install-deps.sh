@@ -1,12 +1,15 @@
 #!/bin/sh
 # Install what building and testing pdmpi needs on Debian 12 (bookworm):
-# the toolchain, autotools, gloo, and Open MPI (whose mpi.h is pdmpi's
-# ABI, and whose mpicc/mpirun the compatibility tests and side-by-side
-# benchmarks use). Runs apt-get as root, or through sudo.
+# the toolchain, autotools, gloo, Open MPI (whose mpi.h is pdmpi's ABI,
+# and whose mpicc/mpirun the compatibility tests and side-by-side
+# benchmarks use), PMIx headers (the PMIx client; libpmix itself is
+# loaded at run time), MPICH (mpiexec for the PMI-1 tests) and iproute2
+# (network namespaces for the multi-host tests). Runs apt-get as root, or
+# through sudo.
 set -e
 
 packages="build-essential autoconf automake libtool pkg-config \
-libgloo-dev libopenmpi-dev openmpi-bin procps"
+libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps"
 
 missing=""
 for p in $packages; do

@@ -7,6 +7,9 @@
  *                   message on stderr and a non-zero exit status.
  *   before-init     MPI_Comm_rank before MPI_Init.
  *   after-finalize  MPI_Allreduce after MPI_Finalize.
+ *   abort           the last rank calls MPI_Abort(MPI_COMM_WORLD, 7) while
+ *                   the others wait in MPI_Barrier: the whole job must end
+ *                   with status 7 under every launcher.
  * The last two are erroneous programs; the library must say so clearly and
  * exit non-zero rather than crash or carry on.
  *
@@ -53,6 +56,20 @@ static int run_after_finalize(int *argc, char ***argv)
     return survived("after-finalize", "MPI_Allreduce", rc);
 }
 
+static int run_abort(int *argc, char ***argv)
+{
+    int rank, size;
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == size - 1)
+        MPI_Abort(MPI_COMM_WORLD, 7);
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    survived("abort", "MPI_Barrier after a peer's MPI_Abort", rc);
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -63,7 +80,10 @@ int main(int argc, char **argv)
         return run_before_init();
     if (strcmp(mode, "after-finalize") == 0)
         return run_after_finalize(&argc, &argv);
+    if (strcmp(mode, "abort") == 0)
+        return run_abort(&argc, &argv);
 
-    fprintf(stderr, "usage: fatal_check fatal|before-init|after-finalize\n");
+    fprintf(stderr,
+            "usage: fatal_check fatal|before-init|after-finalize|abort\n");
     return 2;
 }

@@ -15,6 +15,24 @@ pd_timeout() {
     timeout -k 5 "$PD_TEST_TIMEOUT" "$@"
 }
 
+# expect_world NAME LAUNCHER NP LOCAL HOSTS COMMAND...: world_check's
+# verdict on every rank, under COMMAND's launcher.
+expect_world() {
+    name=$1 launcher=$2 np=$3 local=$4 hosts=$5
+    shift 5
+    out="$PD_TMP/world_out"
+    EXPECT_LAUNCHER=$launcher EXPECT_SIZE=$np EXPECT_LOCAL_SIZE=$local \
+        EXPECT_HOSTS=$hosts "$@" > "$out" 2>&1
+    rc=$?
+    good=$(grep -c "^world_check: .*: ok$" "$out")
+    if [ "$rc" -eq 0 ] && [ "$good" -eq "$np" ]; then
+        ok "$name: world of $np via $launcher, local size $local"
+    else
+        head -20 "$out"
+        not_ok "$name: world of $np via $launcher (exit $rc, $good ok)"
+    fi
+}
+
 # pd_rank_ns R: the network namespace of rank R from PD_RANK_NETNS (a
 # space-separated list, one per rank), or nothing.
 pd_rank_ns() {

@@ -11,24 +11,6 @@ pd_tmpdir
 world_check="$top_builddir/tests/world_check"
 coll_check="$top_builddir/tests/coll_check"
 
-# expect_world NAME LAUNCHER NP LOCAL HOSTS COMMAND...: world_check's
-# verdict on every rank, under COMMAND's launcher.
-expect_world() {
-    name=$1 launcher=$2 np=$3 local=$4 hosts=$5
-    shift 5
-    out="$PD_TMP/out"
-    EXPECT_LAUNCHER=$launcher EXPECT_SIZE=$np EXPECT_LOCAL_SIZE=$local \
-        EXPECT_HOSTS=$hosts "$@" > "$out" 2>&1
-    rc=$?
-    good=$(grep -c "^world_check: .*: ok$" "$out")
-    if [ "$rc" -eq 0 ] && [ "$good" -eq "$np" ]; then
-        ok "$name: world of $np via $launcher, local size $local"
-    else
-        head -20 "$out"
-        not_ok "$name: world of $np via $launcher (exit $rc, $good ok)"
-    fi
-}
-
 if command -v "$PD_MPIRUN" >/dev/null 2>&1; then
     for np in $PD_SIZES; do
         expect_world "mpirun -np $np" pmix "$np" "$np" 1 \

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "boot/env.h"
 #include "boot/net.h"
@@ -170,8 +171,10 @@ static int pd_host_at_master(struct pd_world *w, char *err, size_t errlen)
                  w->launcher_desc, w->master, w->master_var);
         return -1;
     }
+    /* All interfaces, as PaddlePaddle's own store does: the master's
+     * name may resolve differently here (127.0.1.1) than elsewhere. */
     int bound = (int)port;
-    if (pd_store_server_start(host, w->job_key, &w->server, &bound, why,
+    if (pd_store_server_start(NULL, w->job_key, &w->server, &bound, why,
                               sizeof(why)) != 0) {
         snprintf(err, errlen,
                  "%s: rank 0 cannot host the store at %s (from %s): %s",
@@ -183,17 +186,46 @@ static int pd_host_at_master(struct pd_world *w, char *err, size_t errlen)
 
 static int pd_join_fail_timeout(struct pd_world *w,
                                 struct pd_store_client *store, int timeout_ms,
-                                char *err, size_t errlen)
+                                const char *why, char *err, size_t errlen)
 {
     int64_t joined = -1;
-    char why[256];
-    pd_store_add(store, PD_JOIN_PREFIX "joined", 0, &joined, why, sizeof(why));
+    char ignored[256];
+    if (pd_store_add(store, PD_JOIN_PREFIX "joined", 0, &joined, ignored,
+                     sizeof(ignored)) != 0) {
+        snprintf(err, errlen, "%s: world formation failed: %s",
+                 w->launcher_desc, why);
+        return -1;
+    }
     snprintf(err, errlen,
              "%s: world formation did not complete within %d s: %" PRId64
              " of %d ranks reached the store at %s",
              w->launcher_desc, timeout_ms / 1000, joined, w->size,
              w->store_addr);
     return -1;
+}
+
+/* How long the rank hosting the store waits, when the world fails to
+ * form, for the others to read why before its exit takes the store. */
+#define PD_JOIN_LINGER_MS 3000
+
+/* Count this rank as having read the verdict; the rank hosting the store
+ * waits for every rank to have read it when the world failed. */
+static void pd_join_linger(struct pd_world *w, struct pd_store_client *store,
+                           int rc)
+{
+    int64_t read = 0;
+    char why[256];
+    if (pd_store_add(store, PD_JOIN_PREFIX "read", 1, &read, why,
+                     sizeof(why)) != 0 || rc == 0 || w->server == NULL)
+        return;
+    int64_t until = pd_net_now_ms() + PD_JOIN_LINGER_MS;
+    while (read < w->size && pd_net_now_ms() < until) {
+        struct timespec pause = { 0, 10 * 1000 * 1000 };
+        nanosleep(&pause, NULL);
+        if (pd_store_add(store, PD_JOIN_PREFIX "read", 0, &read, why,
+                         sizeof(why)) != 0)
+            return;
+    }
 }
 
 /* Number the nodes in order of their lowest rank. */
@@ -327,13 +359,8 @@ static int pd_join(struct pd_world *w, struct pd_store_client *store,
         pd_store_add(store, PD_JOIN_PREFIX "joined", 1, &joined, err,
                      errlen) != 0)
         return -1;
-    if (claims > 1 || joined > w->size) {
-        snprintf(err, errlen,
-                 "%s: %s=%d is claimed by more than one process (%" PRId64
-                 " processes joined a world of %d)",
-                 w->launcher_desc, w->rank_var, w->rank, joined, w->size);
-        return -1;
-    }
+    /* The last to join judges even if it is itself a duplicate: the
+     * others wait for that verdict. */
     if (joined == w->size &&
         pd_join_judge(w, store, deadline_ms, err, errlen) != 0)
         return -1;
@@ -342,14 +369,20 @@ static int pd_join(struct pd_world *w, struct pd_store_client *store,
     char why[256];
     if (pd_store_get(store, PD_JOIN_PREFIX "verdict", &verdict, &len,
                      pd_ms_left(deadline_ms), why, sizeof(why)) != 0)
-        return pd_join_fail_timeout(w, store, timeout_ms, err, errlen);
+        return pd_join_fail_timeout(w, store, timeout_ms, why, err, errlen);
     int rc = -1;
-    if (len > 0 && ((char *)verdict)[len - 1] == '\0')
+    if (claims > 1 || joined > w->size)
+        snprintf(err, errlen,
+                 "%s: %s=%d is claimed by more than one process (%" PRId64
+                 " processes joined a world of %d)",
+                 w->launcher_desc, w->rank_var, w->rank, joined, w->size);
+    else if (len > 0 && ((char *)verdict)[len - 1] == '\0')
         rc = pd_join_apply(w, verdict, err, errlen);
     else
         snprintf(err, errlen, "%s: malformed world verdict from the store",
                  w->launcher_desc);
     free(verdict);
+    pd_join_linger(w, store, rc);
     return rc;
 }
 

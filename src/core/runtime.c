@@ -58,6 +58,25 @@ static void pd_ignore_sigpipe(void)
         signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * A rank that leaves without MPI_Finalize while the others still count on
+ * it must not look like a success (a non-zero exit code is kept as it
+ * is): launchers only take a job down for a non-zero status (Hydra reports such a job as successful), and the
+ * others would wait on it. Open MPI's mpirun treats it the same way.
+ */
+static void pd_exit_without_finalize(int status, void *unused)
+{
+    (void)unused;
+    if (status != 0 || pd_runtime_state() != PD_RT_ACTIVE)
+        return;
+    fflush(NULL);
+    fprintf(stderr,
+            "pdmpi: rank %d: the process is exiting without calling "
+            "MPI_Finalize; ending the job with status 1\n",
+            pd_rt.world.rank);
+    _exit(1);
+}
+
 int pd_runtime_init(int required_level, int *provided, char *err,
                     size_t errlen)
 {
@@ -92,6 +111,9 @@ int pd_runtime_init(int required_level, int *provided, char *err,
         return MPI_ERR_OTHER;
     }
     pd_ignore_sigpipe();
+    static bool exit_check_installed;
+    if (!exit_check_installed)
+        exit_check_installed = on_exit(pd_exit_without_finalize, NULL) == 0;
 
     /* Communicator ids: "w" and "s"; every other one derives from its
      * parent's id, identically on every member. */

@@ -1,0 +1,99 @@
+#!/bin/sh
+# One world across two hosts: two network namespaces joined by a veth
+# pair, on addresses this test creates. The same world_check and
+# coll_check programs run through pdmpirun --nnodes 2 and through
+# PaddlePaddle-style variables (2 + 2 and 3 + 1 ranks); local ranks,
+# local sizes, host counts and MPI_COMM_TYPE_SHARED must follow the hosts.
+# Needs root and a kernel that allows network namespaces; skipped with the
+# reason otherwise.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/launch_lib.sh"
+
+world_check="$top_builddir/tests/world_check"
+coll_check="$top_builddir/tests/coll_check"
+
+PD_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pdmpi-test.XXXXXX")
+tag=$$
+ns_a=pdmpi-a-$tag
+ns_b=pdmpi-b-$tag
+cleanup() {
+    ip netns del "$ns_a" 2>/dev/null
+    ip netns del "$ns_b" 2>/dev/null
+    rm -rf "$PD_TMP"
+}
+trap cleanup EXIT
+
+skip() {
+    echo "# SKIP multi-host tests: $*"
+    echo "1..0 # SKIP $*"
+    exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || skip "network namespaces need root"
+command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
+ip netns add "$ns_a" 2> "$PD_TMP/ns" || skip "the kernel refuses: $(cat "$PD_TMP/ns")"
+ip netns add "$ns_b" || skip "the kernel refuses a second namespace"
+
+# A private /24 of our own, picked from the pid so parallel runs differ.
+net=10.$((200 + tag % 50)).$((tag / 50 % 250)).
+addr_a=${net}1
+addr_b=${net}2
+ip link add "pdva$tag" type veth peer name "pdvb$tag" ||
+    skip "cannot create a veth pair"
+ip link set "pdva$tag" netns "$ns_a"
+ip link set "pdvb$tag" netns "$ns_b"
+ip -n "$ns_a" addr add "$addr_a/24" dev "pdva$tag"
+ip -n "$ns_b" addr add "$addr_b/24" dev "pdvb$tag"
+for ns in "$ns_a" "$ns_b"; do
+    ip -n "$ns" link set lo up
+done
+ip -n "$ns_a" link set "pdva$tag" up
+ip -n "$ns_b" link set "pdvb$tag" up
+echo "# hosts: $ns_a at $addr_a, $ns_b at $addr_b"
+
+# pdmpirun_2hosts PROGRAM ARGS...: pdmpirun --nnodes 2, 2 ranks per host.
+pdmpirun_2hosts() {
+    port=$(ip netns exec "$ns_a" "$PD_FREE_PORT" "$addr_a")
+    ip netns exec "$ns_a" timeout -k 5 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
+        --nnodes 2 --node-rank 0 --master "$addr_a:$port" -np 2 "$@" &
+    host0=$!
+    ip netns exec "$ns_b" timeout -k 5 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
+        --nnodes 2 --node-rank 1 --master "$addr_a:$port" -np 2 "$@"
+    rc1=$?
+    wait "$host0" && [ "$rc1" -eq 0 ]
+}
+
+expect_world "pdmpirun --nnodes 2 -np 2" pdmpirun 4 2 2 \
+    pdmpirun_2hosts "$world_check"
+check_tap "pdmpirun --nnodes 2 -np 2: collectives" \
+    pdmpirun_2hosts "$coll_check" --big 65536
+
+PD_RANK_NETNS="$ns_a $ns_a $ns_b $ns_b"
+PD_RANK_ADDRS="$addr_a $addr_a $addr_b $addr_b"
+export PD_RANK_NETNS PD_RANK_ADDRS
+expect_world "PaddlePaddle PADDLE_MASTER, 2 + 2" paddle 4 2 2 \
+    paddle_run master "$addr_a" 4 "$world_check"
+expect_world "PaddlePaddle PADDLE_TRAINER_ENDPOINTS, 2 + 2" paddle 4 2 2 \
+    paddle_run endpoints "$addr_a" 4 "$world_check"
+check_tap "PaddlePaddle 2 + 2: collectives" \
+    paddle_run master "$addr_a" 4 "$coll_check" --big 65536
+
+PD_RANK_NETNS="$ns_a $ns_a $ns_a $ns_b"
+PD_RANK_ADDRS="$addr_a $addr_a $addr_a $addr_b"
+expect_world "PaddlePaddle PADDLE_MASTER, 3 + 1" paddle 4 "" 2 \
+    paddle_run master "$addr_a" 4 "$world_check"
+check_tap "PaddlePaddle 3 + 1: collectives" \
+    paddle_run master "$addr_a" 4 "$coll_check" --big 65536
+
+# A master on loopback cannot serve two hosts: the ranks of the other host
+# fail naming the address and where it came from, within PDMPI_TIMEOUT.
+start=$(date +%s)
+PDMPI_TIMEOUT=3 paddle_run master 127.0.0.1 4 "$world_check" > "$PD_TMP/lo" 2>&1
+rc=$?
+took=$(($(date +%s) - start))
+check "master on loopback across hosts: error in ${took}s (exit $rc)" \
+    sh -c "[ $rc -ne 0 ] && [ $took -le 15 ] &&
+           grep -q 'cannot reach the rendezvous store at 127.0.0.1:[0-9]* (from PADDLE_MASTER)' '$PD_TMP/lo'"
+unset PD_RANK_NETNS PD_RANK_ADDRS
+
+finish
