@@ -9,7 +9,9 @@
  * answering 0 keeps CUDA-aware applications from passing them. */
 int MPIX_Query_cuda_support(void)
 {
-    return 0;
+    /* CUDA buffers are accepted once a CUDA runtime is loaded: by NCCL,
+     * or staged through host memory under gloo. */
+    return pd_route_cuda_aware() ? 1 : 0;
 }
 
 int pdmpi_comm_backend(MPI_Comm comm, char *name, int len)

@@ -47,6 +47,9 @@ static int pd_detect_pdmpirun(struct pd_world *w, int64_t deadline_ms,
     const char *backend = pd_env_get("PDMPI_BACKEND");
     if (backend != NULL)
         snprintf(w->backend_hint, sizeof(w->backend_hint), "%s", backend);
+    const char *device = pd_env_get("PDMPI_DEVICE");
+    if (device != NULL)
+        snprintf(w->device_hint, sizeof(w->device_hint), "%s", device);
     return PD_DETECT_PRESENT;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/coll.h"
+#include "core/devcoll.h"
 #include "core/log.h"
 #include "core/runtime.h"
 
@@ -110,6 +111,16 @@ static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
     return pd_backend_failed(status, comm, "exchange", berr.msg, fail);
 }
 
+static int pd_host_copy(void *dst, const void *src, size_t bytes,
+                        struct pd_fail *fail)
+{
+    (void)fail;
+    memmove(dst, src, bytes);
+    return MPI_SUCCESS;
+}
+
+const struct pd_path pd_host_path = { pd_exchange, pd_host_copy };
+
 static void *pd_alloc(size_t bytes, struct pd_fail *fail)
 {
     void *p = malloc(bytes ? bytes : 1);
@@ -168,6 +179,27 @@ static int pd_allreduce_in_order(struct ompi_communicator_t *comm,
     return MPI_SUCCESS;
 }
 
+/* The host path of an allreduce, before any averaging. */
+static int pd_allreduce_host(struct ompi_communicator_t *comm, uint32_t tag,
+                             const void *sendbuf, void *recvbuf, size_t count,
+                             const struct pd_reduction *red, size_t bytes,
+                             struct pd_fail *fail)
+{
+    if (red->commutative) {
+        struct pd_coll_args args = {
+            .sendbuf = sendbuf, .recvbuf = recvbuf,
+            .count = count * red->elems_per_item, .elem_size = red->elem_size,
+            .reduce = red->fn, .reduce_ctx = red->ctx, .root = -1, .tag = tag,
+        };
+        int rc = pd_step(comm, PD_STEP_ALLREDUCE, &args, fail);
+        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
+            return rc;
+    }
+    return pd_allreduce_in_order(comm, tag + 1,
+                                 sendbuf != NULL ? sendbuf : recvbuf, recvbuf,
+                                 count, red, bytes, fail);
+}
+
 int pd_coll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
                       const void *sendbuf, void *recvbuf, size_t count,
                       MPI_Datatype type, MPI_Op op, struct pd_fail *fail)
@@ -178,19 +210,15 @@ int pd_coll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
     size_t bytes = count * pd_type_extent(type);
     if (count == 0)
         return MPI_SUCCESS;
-    if (red.commutative) {
-        struct pd_coll_args args = {
-            .sendbuf = sendbuf, .recvbuf = recvbuf,
-            .count = count * red.elems_per_item, .elem_size = red.elem_size,
-            .reduce = red.fn, .reduce_ctx = red.ctx, .root = -1, .tag = tag,
-        };
-        int rc = pd_step(comm, PD_STEP_ALLREDUCE, &args, fail);
-        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
-            return rc;
-    }
-    return pd_allreduce_in_order(comm, tag + 1,
-                                 sendbuf != NULL ? sendbuf : recvbuf, recvbuf,
-                                 count, &red, bytes, fail);
+    int rc;
+    if (pd_devcoll_allreduce(comm, tag, sendbuf, recvbuf, count, type, op,
+                             fail, &rc))
+        return rc;
+    rc = pd_allreduce_host(comm, tag, sendbuf, recvbuf, count, &red, bytes,
+                           fail);
+    if (rc == MPI_SUCCESS && red.average)
+        pd_reduction_average(&red, recvbuf, count, comm->size);
+    return rc;
 }
 
 int pd_coll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
@@ -204,13 +232,19 @@ int pd_coll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
     if (count == 0)
         return MPI_SUCCESS;
     size_t bytes = count * pd_type_extent(type);
+    int rc;
+    if (pd_devcoll_reduce(comm, tag, sendbuf, recvbuf, count, type, op, root,
+                          fail, &rc))
+        return rc;
     if (red.commutative) {
         struct pd_coll_args args = {
             .sendbuf = sendbuf, .recvbuf = recvbuf,
             .count = count * red.elems_per_item, .elem_size = red.elem_size,
             .reduce = red.fn, .reduce_ctx = red.ctx, .root = root, .tag = tag,
         };
-        int rc = pd_step(comm, PD_STEP_REDUCE, &args, fail);
+        rc = pd_step(comm, PD_STEP_REDUCE, &args, fail);
+        if (rc == MPI_SUCCESS && red.average && comm->rank == root)
+            pd_reduction_average(&red, recvbuf, count, comm->size);
         if (rc != PD_BACKEND_ERR_UNSUPPORTED)
             return rc;
     }
@@ -221,11 +255,13 @@ int pd_coll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
     if (is_root && (all = pd_alloc((size_t)comm->size * bytes, fail)) == NULL)
         return fail->errclass;
     struct pd_layout packed = { NULL, NULL, bytes };
-    int rc = pd_coll_gatherv(comm, tag + 1, input, bytes, all, &packed, root,
-                             fail);
+    rc = pd_coll_gatherv_via(&pd_host_path, comm, tag + 1, input, bytes, all,
+                             &packed, root, fail);
     if (rc == MPI_SUCCESS && is_root) {
         pd_fold_in_rank_order(&red, all, comm->size, count, bytes);
         memcpy(recvbuf, all + (size_t)(comm->size - 1) * bytes, bytes);
+        if (red.average)
+            pd_reduction_average(&red, recvbuf, count, comm->size);
     }
     free(all);
     return rc;
@@ -236,11 +272,14 @@ int pd_coll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
 {
     if (bytes == 0)
         return MPI_SUCCESS;
+    int rc;
+    if (pd_devcoll_bcast(comm, tag, buffer, bytes, root, fail, &rc))
+        return rc;
     struct pd_coll_args args = {
         .recvbuf = buffer, .count = bytes, .elem_size = 1, .root = root,
         .tag = tag,
     };
-    int rc = pd_step(comm, PD_STEP_BCAST, &args, fail);
+    rc = pd_step(comm, PD_STEP_BCAST, &args, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)
         return rc;
     pd_fail_set(fail, MPI_ERR_UNSUPPORTED_OPERATION,
@@ -254,19 +293,22 @@ int pd_coll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
 {
     if (bytes == 0)
         return MPI_SUCCESS;
+    int rc;
+    if (pd_devcoll_allgather(comm, tag, sendbuf, recvbuf, bytes, fail, &rc))
+        return rc;
     struct pd_coll_args args = {
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = bytes,
         .elem_size = 1, .root = -1, .tag = tag,
     };
-    int rc = pd_step(comm, PD_STEP_ALLGATHER, &args, fail);
+    rc = pd_step(comm, PD_STEP_ALLGATHER, &args, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)
         return rc;
     struct pd_layout packed = { NULL, NULL, bytes };
-    return pd_coll_allgatherv(comm, tag + 1, sendbuf, recvbuf, &packed, fail);
+    return pd_coll_allgatherv_via(&pd_host_path, comm, tag + 1, sendbuf,
+                                  recvbuf, &packed, fail);
 }
 
-/* Byte offset and length of rank i's block. */
-static void pd_block(const struct pd_layout *l, int i, size_t *offset,
+void pd_layout_block(const struct pd_layout *l, int i, size_t *offset,
                      size_t *bytes)
 {
     size_t count = l->counts != NULL ? (size_t)l->counts[i] : 1;
@@ -292,7 +334,8 @@ static void pd_add_msg(struct pd_p2p_op *msgs, size_t *n, int peer,
     (*n)++;
 }
 
-int pd_coll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
+int pd_coll_allgatherv_via(const struct pd_path *path,
+                    struct ompi_communicator_t *comm, uint32_t tag,
                        const void *sendbuf, void *recvbuf,
                        const struct pd_layout *recv, struct pd_fail *fail)
 {
@@ -301,24 +344,28 @@ int pd_coll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
         return fail->errclass;
     size_t n = 0, my_off, my_bytes;
     char *out = recvbuf;
-    pd_block(recv, comm->rank, &my_off, &my_bytes);
+    pd_layout_block(recv, comm->rank, &my_off, &my_bytes);
     const void *mine = sendbuf != NULL ? sendbuf : out + my_off;
-    if (sendbuf != NULL && my_bytes > 0)
-        memmove(out + my_off, sendbuf, my_bytes);
+    if (sendbuf != NULL && my_bytes > 0 &&
+        path->copy(out + my_off, sendbuf, my_bytes, fail) != MPI_SUCCESS) {
+        free(msgs);
+        return fail->errclass;
+    }
     for (int peer = 0; peer < comm->size; peer++) {
         if (peer == comm->rank)
             continue;
         size_t off, bytes;
-        pd_block(recv, peer, &off, &bytes);
+        pd_layout_block(recv, peer, &off, &bytes);
         pd_add_msg(msgs, &n, peer, 0, out + off, bytes);
         pd_add_msg(msgs, &n, peer, 1, mine, my_bytes);
     }
-    int rc = n > 0 ? pd_exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
+    int rc = n > 0 ? path->exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
     free(msgs);
     return rc;
 }
 
-int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
+int pd_coll_gatherv_via(const struct pd_path *path,
+                    struct ompi_communicator_t *comm, uint32_t tag,
                     const void *sendbuf, size_t send_bytes, void *recvbuf,
                     const struct pd_layout *recv, int root,
                     struct pd_fail *fail)
@@ -331,21 +378,25 @@ int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
         char *out = recvbuf;
         for (int peer = 0; peer < comm->size; peer++) {
             size_t off, bytes;
-            pd_block(recv, peer, &off, &bytes);
+            pd_layout_block(recv, peer, &off, &bytes);
             if (peer != root)
                 pd_add_msg(msgs, &n, peer, 0, out + off, bytes);
-            else if (sendbuf != NULL && bytes > 0)
-                memmove(out + off, sendbuf, bytes);
+            else if (sendbuf != NULL && bytes > 0 &&
+                     path->copy(out + off, sendbuf, bytes, fail) != 0) {
+                free(msgs);
+                return fail->errclass;
+            }
         }
     } else {
         pd_add_msg(msgs, &n, root, 1, sendbuf, send_bytes);
     }
-    int rc = n > 0 ? pd_exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
+    int rc = n > 0 ? path->exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
     free(msgs);
     return rc;
 }
 
-int pd_coll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
+int pd_coll_scatterv_via(const struct pd_path *path,
+                    struct ompi_communicator_t *comm, uint32_t tag,
                      const void *sendbuf, const struct pd_layout *send,
                      void *recvbuf, size_t recv_bytes, int root,
                      struct pd_fail *fail)
@@ -358,21 +409,25 @@ int pd_coll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
         const char *in = sendbuf;
         for (int peer = 0; peer < comm->size; peer++) {
             size_t off, bytes;
-            pd_block(send, peer, &off, &bytes);
+            pd_layout_block(send, peer, &off, &bytes);
             if (peer != root)
                 pd_add_msg(msgs, &n, peer, 1, in + off, bytes);
-            else if (recvbuf != NULL && bytes > 0)
-                memmove(recvbuf, in + off, bytes);
+            else if (recvbuf != NULL && bytes > 0 &&
+                     path->copy(recvbuf, in + off, bytes, fail) != 0) {
+                free(msgs);
+                return fail->errclass;
+            }
         }
     } else {
         pd_add_msg(msgs, &n, root, 0, recvbuf, recv_bytes);
     }
-    int rc = n > 0 ? pd_exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
+    int rc = n > 0 ? path->exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
     free(msgs);
     return rc;
 }
 
-int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
+int pd_coll_alltoallv_via(const struct pd_path *path,
+                    struct ompi_communicator_t *comm, uint32_t tag,
                       const void *sendbuf, const struct pd_layout *send,
                       void *recvbuf, const struct pd_layout *recv,
                       struct pd_fail *fail)
@@ -381,11 +436,12 @@ int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
     char *copy = NULL;
     const char *in = sendbuf;
     if (sendbuf == NULL) {
-        /* In place: what goes out is recvbuf as it was on entry. */
+        /* In place: what goes out is recvbuf as it was on entry (host
+         * memory: the device path stages in-place calls). */
         size_t end = 0;
         for (int i = 0; i < comm->size; i++) {
             size_t off, bytes;
-            pd_block(recv, i, &off, &bytes);
+            pd_layout_block(recv, i, &off, &bytes);
             if (off + bytes > end)
                 end = off + bytes;
         }
@@ -403,17 +459,21 @@ int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
     size_t n = 0;
     for (int peer = 0; peer < comm->size; peer++) {
         size_t soff, sbytes, roff, rbytes;
-        pd_block(send, peer, &soff, &sbytes);
-        pd_block(recv, peer, &roff, &rbytes);
+        pd_layout_block(send, peer, &soff, &sbytes);
+        pd_layout_block(recv, peer, &roff, &rbytes);
         if (peer == comm->rank) {
-            if (rbytes > 0)
-                memmove(out + roff, in + soff, rbytes);
+            if (rbytes > 0 &&
+                path->copy(out + roff, in + soff, rbytes, fail) != 0) {
+                free(msgs);
+                free(copy);
+                return fail->errclass;
+            }
             continue;
         }
         pd_add_msg(msgs, &n, peer, 0, out + roff, rbytes);
         pd_add_msg(msgs, &n, peer, 1, in + soff, sbytes);
     }
-    int rc = n > 0 ? pd_exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
+    int rc = n > 0 ? path->exchange(comm, tag, msgs, n, fail) : MPI_SUCCESS;
     free(msgs);
     free(copy);
     return rc;
@@ -424,6 +484,10 @@ int pd_coll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
                            const int *counts, MPI_Datatype type, MPI_Op op,
                            struct pd_fail *fail)
 {
+    int rc;
+    if (pd_devcoll_reduce_scatter(comm, tag, sendbuf, recvbuf, counts, type,
+                                  op, fail, &rc))
+        return rc;
     size_t extent = pd_type_extent(type);
     size_t total = 0, before = 0;
     for (int i = 0; i < comm->size; i++) {
@@ -435,8 +499,7 @@ int pd_coll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
     char *reduced = pd_alloc(total * extent, fail);
     if (reduced == NULL)
         return fail->errclass;
-    int rc = pd_coll_allreduce(comm, tag, input, reduced, total, type, op,
-                               fail);
+    rc = pd_coll_allreduce(comm, tag, input, reduced, total, type, op, fail);
     if (rc == MPI_SUCCESS && counts[comm->rank] > 0)
         memcpy(recvbuf, reduced + before * extent,
                (size_t)counts[comm->rank] * extent);
@@ -452,11 +515,19 @@ int pd_coll_scan(struct ompi_communicator_t *comm, uint32_t tag,
     struct pd_reduction red;
     if (!pd_op_reduction(op, type, &red))
         return pd_bad_op(op, type, fail);
+    if (red.average) {
+        pd_fail_set(fail, MPI_ERR_OP, "MPIX_OP_AVG is not defined for scans");
+        return fail->errclass;
+    }
     if (count == 0)
         return MPI_SUCCESS;
     size_t bytes = count * pd_type_extent(type);
+    int rc;
+    if (pd_devcoll_scan(comm, tag, sendbuf, recvbuf, count, type, op,
+                        exclusive, fail, &rc))
+        return rc;
     char *all;
-    int rc = pd_gather_inputs(comm, tag, sendbuf != NULL ? sendbuf : recvbuf,
+    rc = pd_gather_inputs(comm, tag, sendbuf != NULL ? sendbuf : recvbuf,
                               bytes, &all, fail);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -480,4 +551,54 @@ int pd_coll_barrier(struct ompi_communicator_t *comm, uint32_t tag,
     rc = pd_gather_inputs(comm, tag + 1, &token, 1, &all, fail);
     free(all);
     return rc;
+}
+
+int pd_coll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
+                       const void *sendbuf, void *recvbuf,
+                       const struct pd_layout *recv, struct pd_fail *fail)
+{
+    int rc;
+    if (pd_devcoll_allgatherv(comm, tag, sendbuf, recvbuf, recv, fail, &rc))
+        return rc;
+    return pd_coll_allgatherv_via(&pd_host_path, comm, tag, sendbuf, recvbuf,
+                                  recv, fail);
+}
+
+int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
+                    const void *sendbuf, size_t send_bytes, void *recvbuf,
+                    const struct pd_layout *recv, int root,
+                    struct pd_fail *fail)
+{
+    int rc;
+    if (pd_devcoll_gatherv(comm, tag, sendbuf, send_bytes, recvbuf, recv,
+                           root, fail, &rc))
+        return rc;
+    return pd_coll_gatherv_via(&pd_host_path, comm, tag, sendbuf, send_bytes,
+                               recvbuf, recv, root, fail);
+}
+
+int pd_coll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
+                     const void *sendbuf, const struct pd_layout *send,
+                     void *recvbuf, size_t recv_bytes, int root,
+                     struct pd_fail *fail)
+{
+    int rc;
+    if (pd_devcoll_scatterv(comm, tag, sendbuf, send, recvbuf, recv_bytes,
+                            root, fail, &rc))
+        return rc;
+    return pd_coll_scatterv_via(&pd_host_path, comm, tag, sendbuf, send,
+                                recvbuf, recv_bytes, root, fail);
+}
+
+int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
+                      const void *sendbuf, const struct pd_layout *send,
+                      void *recvbuf, const struct pd_layout *recv,
+                      struct pd_fail *fail)
+{
+    int rc;
+    if (pd_devcoll_alltoallv(comm, tag, sendbuf, send, recvbuf, recv, fail,
+                             &rc))
+        return rc;
+    return pd_coll_alltoallv_via(&pd_host_path, comm, tag, sendbuf, send,
+                                 recvbuf, recv, fail);
 }

@@ -22,6 +22,10 @@ struct pd_layout {
     size_t extent;
 };
 
+/* Byte offset and length of rank i's block in layout l. */
+void pd_layout_block(const struct pd_layout *l, int i, size_t *offset,
+                     size_t *bytes);
+
 int pd_coll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
                       const void *sendbuf, void *recvbuf, size_t count,
                       MPI_Datatype type, MPI_Op op, struct pd_fail *fail);
@@ -61,5 +65,42 @@ int pd_coll_scan(struct ompi_communicator_t *comm, uint32_t tag,
                  struct pd_fail *fail);
 int pd_coll_barrier(struct ompi_communicator_t *comm, uint32_t tag,
                     struct pd_fail *fail);
+
+/*
+ * How the composed collectives move data: an exchange of messages and a
+ * local copy. The host path uses the host backend and memmove; the device
+ * path (core/devcoll.c) the device CCL's grouped send/receive and device
+ * copies, so one composition serves both memories.
+ */
+struct pd_path {
+    int (*exchange)(struct ompi_communicator_t *comm, uint32_t tag,
+                    const struct pd_p2p_op *msgs, size_t n,
+                    struct pd_fail *fail);
+    int (*copy)(void *dst, const void *src, size_t bytes,
+                struct pd_fail *fail);
+};
+
+extern const struct pd_path pd_host_path;
+
+/* The v-collectives over a given path (the plain forms pick the path). */
+int pd_coll_allgatherv_via(const struct pd_path *path,
+                           struct ompi_communicator_t *comm, uint32_t tag,
+                           const void *sendbuf, void *recvbuf,
+                           const struct pd_layout *recv, struct pd_fail *fail);
+int pd_coll_gatherv_via(const struct pd_path *path,
+                        struct ompi_communicator_t *comm, uint32_t tag,
+                        const void *sendbuf, size_t send_bytes, void *recvbuf,
+                        const struct pd_layout *recv, int root,
+                        struct pd_fail *fail);
+int pd_coll_scatterv_via(const struct pd_path *path,
+                         struct ompi_communicator_t *comm, uint32_t tag,
+                         const void *sendbuf, const struct pd_layout *send,
+                         void *recvbuf, size_t recv_bytes, int root,
+                         struct pd_fail *fail);
+int pd_coll_alltoallv_via(const struct pd_path *path,
+                          struct ompi_communicator_t *comm, uint32_t tag,
+                          const void *sendbuf, const struct pd_layout *send,
+                          void *recvbuf, const struct pd_layout *recv,
+                          struct pd_fail *fail);
 
 #endif

@@ -12,6 +12,8 @@
 #include "backend/backend.h"
 #include "core/objects.h"
 
+struct pd_dccl_comm;
+
 #define PD_COMM_ID_LEN 160
 
 /* Each MPI call on a communicator owns this many consecutive tags, so a
@@ -36,6 +38,7 @@ struct pd_comm_state {
     struct pd_attr *attrs;               /* core/attr.c */
     struct pd_progress *progress;        /* started by the first I-call */
     struct pd_p2p *p2p;                  /* started by the first message */
+    struct pd_dccl_comm *dev_comm;       /* device CCL, on first device call */
 };
 
 /* A failure inside core: the MPI error class and a one-line reason. */
@@ -63,6 +66,11 @@ int pd_comm_backend(struct ompi_communicator_t *comm,
                     struct pd_backend_comm **bc, struct pd_fail *fail);
 
 /* The first of PD_TAGS_PER_CALL tags for the next call on comm. */
+/* comm's device-CCL context, created on first use (collective: every
+ * member calls it at the same point). */
+int pd_comm_device(struct ompi_communicator_t *comm,
+                   struct pd_dccl_comm **out, struct pd_fail *fail);
+
 uint32_t pd_comm_reserve_tags(struct ompi_communicator_t *comm);
 
 /* World rank of rank r of comm. */

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,5 +86,32 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
         pd_copy_bounded("PDMPI_LAUNCHER", v, c->launcher, sizeof(c->launcher),
                         err, errlen) != 0)
         return -1;
+
+    v = getenv("PDMPI_DEVICE_FALLBACK");
+    if (v != NULL && v[0] != '\0') {
+        if (strcmp(v, "stage") != 0 && strcmp(v, "error") != 0) {
+            snprintf(err, errlen,
+                     "PDMPI_DEVICE_FALLBACK=%s is not one of stage, error", v);
+            return -1;
+        }
+        c->device_fallback_error = strcmp(v, "error") == 0;
+    }
+
+    static const struct {
+        const char *name;
+        size_t offset;
+    } libs[] = {
+        { "PDMPI_NCCL_LIB", offsetof(struct pd_config, nccl_lib) },
+        { "PDMPI_CUDART_LIB", offsetof(struct pd_config, cudart_lib) },
+        { "PDMPI_BKCL_LIB", offsetof(struct pd_config, bkcl_lib) },
+        { "PDMPI_XPURT_LIB", offsetof(struct pd_config, xpurt_lib) },
+    };
+    for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+        v = getenv(libs[i].name);
+        if (v != NULL && v[0] != '\0' &&
+            pd_copy_bounded(libs[i].name, v, (char *)c + libs[i].offset,
+                            sizeof(c->nccl_lib), err, errlen) != 0)
+            return -1;
+    }
     return 0;
 }

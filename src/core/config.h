@@ -15,6 +15,12 @@ struct pd_config {
     char backend[16];           /* PDMPI_BACKEND: gloo|nccl|bkcl|auto */
     char socket_ifname[64];     /* PDMPI_SOCKET_IFNAME or GLOO_SOCKET_IFNAME */
     char launcher[32];          /* PDMPI_LAUNCHER: auto or a launcher name */
+    int device_fallback_error;  /* PDMPI_DEVICE_FALLBACK: stage (0) | error */
+    /* Library overrides; "" = the usual soname. */
+    char nccl_lib[512];         /* PDMPI_NCCL_LIB */
+    char cudart_lib[512];       /* PDMPI_CUDART_LIB */
+    char bkcl_lib[512];         /* PDMPI_BKCL_LIB */
+    char xpurt_lib[512];        /* PDMPI_XPURT_LIB */
 };
 
 /* Read the environment; -1 with a message naming the variable if a value

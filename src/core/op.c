@@ -31,6 +31,9 @@ static bool pd_op_allows(enum pd_op_id op, enum pd_type_class cls)
     case PD_OP_MIN:
         return cls == PD_TC_C_INT || cls == PD_TC_F_INT ||
                cls == PD_TC_FLOAT || cls == PD_TC_CHAR;
+    case PD_OP_AVG:
+        return cls == PD_TC_C_INT || cls == PD_TC_F_INT ||
+               cls == PD_TC_FLOAT || cls == PD_TC_CHAR;
     case PD_OP_SUM:
     case PD_OP_PROD:
         return cls == PD_TC_C_INT || cls == PD_TC_F_INT ||
@@ -100,8 +103,12 @@ bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
         return false;
     if (id == PD_OP_MAXLOC || id == PD_OP_MINLOC)
         r->fn = pd_loc_kernel_lookup((enum pd_type_id)type->base_id, id);
+    else if (id == PD_OP_AVG)
+        r->fn = pd_kernel_lookup(pd_type_elem_kind(type), PD_OP_SUM);
     else
         r->fn = pd_kernel_lookup(pd_type_elem_kind(type), id);
+    r->average = id == PD_OP_AVG;
+    r->elem_kind = pd_type_elem_kind(type);
     if (r->fn == NULL)
         return false;
     /* Predefined kernels work element by element on the base type. */
@@ -109,6 +116,12 @@ bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
     r->elem_size = type->extent / (type->base_count ? type->base_count : 1);
     r->elems_per_item = type->base_count;
     return true;
+}
+
+void pd_reduction_average(const struct pd_reduction *r, void *buf,
+                          size_t items, int divisor)
+{
+    pd_divide_elements(buf, items * r->elems_per_item, r->elem_kind, divisor);
 }
 
 void pd_reduce_items(const struct pd_reduction *r, void *out, const void *a,

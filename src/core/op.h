@@ -12,6 +12,7 @@ enum pd_op_id {
     PD_OP_MAX, PD_OP_MIN, PD_OP_SUM, PD_OP_PROD,
     PD_OP_LAND, PD_OP_BAND, PD_OP_LOR, PD_OP_BOR, PD_OP_LXOR, PD_OP_BXOR,
     PD_OP_MAXLOC, PD_OP_MINLOC, PD_OP_REPLACE, PD_OP_NO_OP,
+    PD_OP_AVG,                      /* pdmpi's MPIX_OP_AVG */
     PD_OP_COUNT,
     PD_OP_USER = PD_OP_COUNT,       /* made by MPI_Op_create */
 };
@@ -36,6 +37,8 @@ struct pd_reduction {
     pd_reduce_fn fn;
     const void *ctx;                /* kernel state: this struct, for user ops */
     bool commutative;
+    bool average;                   /* MPIX_OP_AVG: divide the sum by size */
+    enum pd_elem_kind elem_kind;    /* predefined ops: the kernel's element */
     size_t elem_size;
     size_t elems_per_item;
     void (*user_fn)(void *, void *, int *, struct ompi_datatype_t **);
@@ -51,6 +54,10 @@ const char *pd_op_name(const struct ompi_op_t *op);
  * while the kernel runs: user ops point ctx at it. */
 bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
                      struct pd_reduction *r);
+
+/* MPIX_OP_AVG's last step: divide n elements of kind by divisor. */
+void pd_reduction_average(const struct pd_reduction *r, void *buf,
+                          size_t items, int divisor);
 
 /* Reduce the kernel elements of one item count times: out = a (op) b. */
 void pd_reduce_items(const struct pd_reduction *r, void *out, const void *a,

@@ -69,6 +69,7 @@ struct ompi_predefined_op_t ompi_mpi_op_maxloc = PD_OP_INIT(PD_OP_MAXLOC, "MPI_M
 struct ompi_predefined_op_t ompi_mpi_op_minloc = PD_OP_INIT(PD_OP_MINLOC, "MPI_MINLOC");
 struct ompi_predefined_op_t ompi_mpi_op_replace = PD_OP_INIT(PD_OP_REPLACE, "MPI_REPLACE");
 struct ompi_predefined_op_t ompi_mpi_op_no_op = PD_OP_INIT(PD_OP_NO_OP, "MPI_NO_OP");
+struct ompi_predefined_op_t pdmpi_op_avg = PD_OP_INIT(PD_OP_AVG, "MPIX_OP_AVG");
 
 #define PD_ERRH_INIT(kind_, name_) \
     { .obj = { .magic = PD_MAGIC_ERRH, .kind = (kind_), .name = name_ } }

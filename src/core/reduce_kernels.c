@@ -293,3 +293,38 @@ pd_reduce_fn pd_loc_kernel_lookup(enum pd_type_id type, enum pd_op_id op)
     default: return NULL;
     }
 }
+
+#define PD_DIVIDE(T)                                                        \
+    do {                                                                    \
+        T *v = buf;                                                         \
+        for (size_t i = 0; i < n; i++)                                      \
+            v[i] = (T)(v[i] / (T)divisor);                                  \
+    } while (0)
+
+#define PD_DIVIDE_HALF(WIDEN, NARROW)                                       \
+    do {                                                                    \
+        uint16_t *v = buf;                                                  \
+        for (size_t i = 0; i < n; i++)                                      \
+            v[i] = NARROW(WIDEN(v[i]) / (float)divisor);                    \
+    } while (0)
+
+void pd_divide_elements(void *buf, size_t n, enum pd_elem_kind kind,
+                        int divisor)
+{
+    switch (kind) {
+    case PD_EK_I8: PD_DIVIDE(int8_t); break;
+    case PD_EK_I16: PD_DIVIDE(int16_t); break;
+    case PD_EK_I32: PD_DIVIDE(int32_t); break;
+    case PD_EK_I64: PD_DIVIDE(int64_t); break;
+    case PD_EK_U8: PD_DIVIDE(uint8_t); break;
+    case PD_EK_U16: PD_DIVIDE(uint16_t); break;
+    case PD_EK_U32: PD_DIVIDE(uint32_t); break;
+    case PD_EK_U64: PD_DIVIDE(uint64_t); break;
+    case PD_EK_F32: PD_DIVIDE(float); break;
+    case PD_EK_F64: PD_DIVIDE(double); break;
+    case PD_EK_FLD: PD_DIVIDE(long double); break;
+    case PD_EK_F16: PD_DIVIDE_HALF(pd_f16_to_f32, pd_f32_to_f16); break;
+    case PD_EK_BF16: PD_DIVIDE_HALF(pd_bf16_to_f32, pd_f32_to_bf16); break;
+    default: break;   /* pd_op_allows admits no other kind */
+    }
+}

@@ -23,11 +23,10 @@ static void pd_log_world(void)
 {
     if (!pd_log_enabled(PD_LOG_INFO) || pd_rt.world.rank != 0)
         return;
-    char routes[256], transport[256] = "none";
+    char routes[1024], transport[256] = "none";
     struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
     struct pd_comm_state *st = world->state;
-    pd_route_describe(pd_rt.config.backend, pd_rt.world.size, routes,
-                      sizeof(routes));
+    pd_route_describe(pd_rt.world.size, routes, sizeof(routes));
     if (st->host_ops->describe != NULL)
         st->host_ops->describe(st->host_comm, transport, sizeof(transport));
     pd_log(PD_LOG_INFO,
@@ -97,10 +96,6 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     if (getenv("PDMPI_BACKEND") == NULL && pd_rt.world.backend_hint[0] != '\0')
         snprintf(pd_rt.config.backend, sizeof(pd_rt.config.backend), "%s",
                  pd_rt.world.backend_hint);
-    if (pd_route_check_policy(pd_rt.config.backend, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "%s", why);
-        return MPI_ERR_OTHER;
-    }
     if (gethostname(pd_rt.host, sizeof(pd_rt.host)) != 0)
         strcpy(pd_rt.host, "localhost");
     pd_rt.host[sizeof(pd_rt.host) - 1] = '\0';
@@ -108,6 +103,26 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     if (pd_world_connect(&pd_rt.world, pd_rt.config.timeout_ms, &pd_rt.store,
                          why, sizeof(why)) != 0) {
         snprintf(err, errlen, "cannot form the world: %s", why);
+        return MPI_ERR_OTHER;
+    }
+    /* The device is chosen by local rank, known only now. */
+    struct pd_route_setup route = {
+        .policy = pd_rt.config.backend,
+        .device_hint = pd_rt.world.device_hint,
+        .local_rank = pd_rt.world.local_rank,
+        .local_size = pd_rt.world.local_size,
+        .fallback_error = pd_rt.config.device_fallback_error,
+        .nccl_lib = pd_rt.config.nccl_lib,
+        .cudart_lib = pd_rt.config.cudart_lib,
+        .bkcl_lib = pd_rt.config.bkcl_lib,
+        .xpurt_lib = pd_rt.config.xpurt_lib,
+    };
+    if (pd_route_init(&route, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s", why);
+        if (pd_rt.store != NULL)
+            pd_store_close(pd_rt.store);
+        pd_rt.store = NULL;
+        pd_world_release(&pd_rt.world);
         return MPI_ERR_OTHER;
     }
     pd_ignore_sigpipe();

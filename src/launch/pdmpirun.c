@@ -65,6 +65,8 @@ struct pd_options {
     int node_rank;            /* this host's index (--node-rank) */
     const char *master;       /* --master HOST:PORT, or NULL */
     const char *job_id;       /* --job-id, or NULL */
+    int *devices;             /* --devices: one device id per rank, or NULL */
+    int ndevices;
     const char *timeout_text; /* as the user wrote it, for messages */
     char **program_argv;
 };
@@ -188,6 +190,9 @@ static void print_help(void)
 "                       address every host reaches, not loopback)\n"
 "  --job-id ID          name of the job, mixed into the job key so that a\n"
 "                       pdmpirun of another job at the same master is refused\n"
+"  --devices LIST       device ids, one per rank (e.g. 0,1,2,3): rank I on\n"
+"                       this host uses the I-th (sets PDMPI_DEVICE); -np\n"
+"                       defaults to their number\n"
 "  -h, --help           show this help and exit\n"
 "  --version            show the version and exit\n"
 "\n"
@@ -202,6 +207,7 @@ static void print_help(void)
 "                       on one host, derived from --master, -np, --nnodes\n"
 "                       and --job-id across hosts\n"
 "  PDMPI_BACKEND        the --backend value (only when --backend is given)\n"
+"  PDMPI_DEVICE         this rank's device id (only when --devices is given)\n"
 "Rank 0 reads pdmpirun's standard input unless that is a terminal; the\n"
 "other ranks read /dev/null.\n"
 "\n"
@@ -256,6 +262,36 @@ static const char *parse_master(const char *text)
                           sizeof why) != 0)
         usage_error("--master %s: %s", text, why);
     return text;
+}
+
+/* "0,1,3": one non-negative device id per rank, none twice. */
+static void parse_devices(const char *text, struct pd_options *o)
+{
+    int cap = 1;
+    for (const char *p = text; *p; p++)
+        cap += *p == ',';
+    o->devices = calloc((size_t)cap, sizeof(int));
+    if (o->devices == NULL)
+        usage_error("out of memory");
+    o->ndevices = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long id = strtol(p, &end, 10);
+        if (errno != 0 || end == p || id < 0 || id > 65535 ||
+            (*end != ',' && *end != '\0'))
+            usage_error("--devices needs device ids like 0,1,2, got '%s'",
+                        text);
+        for (int i = 0; i < o->ndevices; i++)
+            if (o->devices[i] == id)
+                usage_error("--devices lists device %ld twice: one rank per "
+                            "device", id);
+        o->devices[o->ndevices++] = (int)id;
+        if (*end == '\0')
+            break;
+        p = end + 1;
+    }
 }
 
 static double parse_seconds(const char *option, const char *text)
@@ -314,6 +350,7 @@ static void parse_args(int argc, char **argv, struct pd_options *o)
     static const char *const node_rank_names[] = { "--node-rank", NULL };
     static const char *const master_names[] = { "--master", NULL };
     static const char *const job_id_names[] = { "--job-id", NULL };
+    static const char *const devices_names[] = { "--devices", NULL };
     const char *value;
     int i = 1;
 
@@ -354,6 +391,8 @@ static void parse_args(int argc, char **argv, struct pd_options *o)
             o->node_rank = parse_count("--node-rank", value, 0, PD_MAX_RANKS);
         else if ((value = option_value(argc, argv, &i, master_names)))
             o->master = parse_master(value);
+        else if ((value = option_value(argc, argv, &i, devices_names)))
+            parse_devices(value, o);
         else if ((value = option_value(argc, argv, &i, job_id_names))) {
             if (*value == '\0' || strlen(value) > 200)
                 usage_error("--job-id needs a name of 1-200 characters");
@@ -361,8 +400,13 @@ static void parse_args(int argc, char **argv, struct pd_options *o)
         } else
             usage_error("unknown option '%s'", arg);
     }
+    if (o->nranks == 0 && o->ndevices > 0)
+        o->nranks = o->ndevices;
     if (o->nranks == 0)
         usage_error("missing -np N (how many ranks to start)");
+    if (o->ndevices > 0 && o->ndevices != o->nranks)
+        usage_error("--devices lists %d devices for -np %d: give one per rank",
+                    o->ndevices, o->nranks);
     if (i >= argc)
         usage_error("missing the program to run");
     if (o->node_rank >= o->nnodes)
@@ -490,8 +534,10 @@ static int is_variable(const char *entry, const char *name)
     return strncmp(entry, name, len) == 0 && entry[len] == '=';
 }
 
-static int is_ours(const char *entry, int backend_given)
+static int is_ours(const char *entry, int backend_given, int devices_given)
 {
+    if (devices_given && is_variable(entry, "PDMPI_DEVICE"))
+        return 1;
     static const char *const ours[] = {
         "PDMPI_RANK", "PDMPI_SIZE", "PDMPI_LOCAL_RANK", "PDMPI_LOCAL_SIZE",
         "PDMPI_STORE", "PDMPI_JOBKEY", NULL,
@@ -516,7 +562,7 @@ static char *format_variable(const char *name, const char *fmt, ...)
     return entry;
 }
 
-#define PD_OWN_VARIABLES 7
+#define PD_OWN_VARIABLES 8
 
 /*
  * The rank's environment: pdmpirun's, with the PDMPI_* variables this job
@@ -535,7 +581,7 @@ static char **build_environment(const struct pd_job *job, int rank)
     size_t n = 0;
     int backend_given = job->opt.backend != NULL;
     for (size_t i = 0; i < count; i++)
-        if (!is_ours(environ[i], backend_given))
+        if (!is_ours(environ[i], backend_given, job->opt.devices != NULL))
             env[n++] = environ[i];
 
     size_t first_own = n;
@@ -548,6 +594,9 @@ static char **build_environment(const struct pd_job *job, int rank)
     env[n++] = format_variable("PDMPI_JOBKEY", "%s", job->job_key);
     if (backend_given)
         env[n++] = format_variable("PDMPI_BACKEND", "%s", job->opt.backend);
+    if (job->opt.devices != NULL)
+        env[n++] = format_variable("PDMPI_DEVICE", "%d",
+                                   job->opt.devices[rank]);
     for (size_t i = first_own; i < n; i++) {
         if (env[i] == NULL) {
             for (size_t j = first_own; j < n; j++)

@@ -1,25 +1,174 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "route/route.h"
 
-int pd_route_check_policy(const char *policy, char *err, size_t errlen)
+/* The outcome of MPI_Init's policy resolution. */
+static struct {
+    struct pd_dccl dev;         /* loaded binding (runtime, maybe the CCL) */
+    bool runtime;               /* dev's runtime is loaded: buffers checked */
+    bool ccl;                   /* dev's CCL takes device calls */
+    bool fallback_error;
+    char policy[16];
+    char note[512];             /* why the policy resolved as it did */
+} pd_route;
+
+static const char *pd_lib(const char *path)
 {
-    if (strcmp(policy, "gloo") == 0 || strcmp(policy, "auto") == 0)
-        return 0;
-    /* Device backends need their generic device-CCL module, which this
-     * build does not contain yet: say so rather than silently staging
-     * everything through gloo. */
-    if (strcmp(policy, "nccl") == 0 || strcmp(policy, "bkcl") == 0) {
-        snprintf(err, errlen,
-                 "backend %s requested, but this pdmpi build has no %s "
-                 "device backend; use gloo or auto",
-                 policy, strcmp(policy, "nccl") == 0 ? "NCCL" : "BKCL");
+    return path != NULL && path[0] != '\0' ? path : NULL;
+}
+
+/* The launcher's device for this rank: the first id of the hint list,
+ * else the local rank. */
+static int pd_route_pick_device(const struct pd_route_setup *s)
+{
+    if (s->device_hint != NULL && s->device_hint[0] != '\0')
+        return atoi(s->device_hint);
+    return s->local_rank > 0 ? s->local_rank : 0;
+}
+
+/*
+ * Load binding b (its CCL too when with_ccl), check there is a device for
+ * this rank, select it. -1 with what is missing in err.
+ */
+static int pd_route_try(const struct pd_dccl_binding *b, bool with_ccl,
+                        const struct pd_route_setup *s, const char *ccl_lib,
+                        const char *rt_lib, char *err, size_t errlen)
+{
+    char why[384];
+    if (pd_dccl_open(&pd_route.dev, b, with_ccl, pd_lib(ccl_lib),
+                     pd_lib(rt_lib), why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s", why);
         return -1;
     }
-    snprintf(err, errlen, "unknown backend '%s' (gloo, nccl, bkcl, auto)",
-             policy);
-    return -1;
+    int count = pd_route.dev.device_count;
+    if (count <= 0) {
+        snprintf(err, errlen, "no %s device is visible", b->memory);
+        return -1;
+    }
+    /* Staging only copies: any device will do, none is claimed. */
+    if (!with_ccl)
+        return 0;
+    int device = pd_route_pick_device(s);
+    bool hinted = s->device_hint != NULL && s->device_hint[0] != '\0';
+    if (!hinted && s->local_size > count) {
+        snprintf(err, errlen,
+                 "%d local ranks share %d %s device%s: %s cannot run two "
+                 "ranks on one device (give each rank its own device, or use "
+                 "gloo)",
+                 s->local_size, count, b->memory, count == 1 ? "" : "s",
+                 b->name);
+        return -1;
+    }
+    if (pd_dccl_select_device(&pd_route.dev, device, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s%s", why,
+                 hinted ? " (from the launcher's device list)" : "");
+        return -1;
+    }
+    return 0;
+}
+
+static const struct pd_dccl_binding *pd_route_binding(const char *name)
+{
+#ifdef PD_HAVE_NCCL_BINDING
+    if (strcmp(name, "nccl") == 0)
+        return &pd_dccl_nccl;
+#endif
+    if (strcmp(name, "bkcl") == 0)
+        return &pd_dccl_bkcl;
+    return NULL;
+}
+
+static int pd_route_explicit(const struct pd_route_setup *s, char *err,
+                             size_t errlen)
+{
+    bool nccl = strcmp(s->policy, "nccl") == 0;
+    const struct pd_dccl_binding *b = pd_route_binding(s->policy);
+    if (b == NULL) {
+        snprintf(err, errlen,
+                 "backend nccl requested, but this pdmpi build has no NCCL "
+                 "binding (nccl.h and cuda_runtime_api.h were not found at "
+                 "configure time)");
+        return -1;
+    }
+    char why[448];
+    if (pd_route_try(b, true, s, nccl ? s->nccl_lib : s->bkcl_lib,
+                     nccl ? s->cudart_lib : s->xpurt_lib, why,
+                     sizeof(why)) != 0) {
+        snprintf(err, errlen, "backend %s requested but %s", s->policy, why);
+        return -1;
+    }
+    pd_route.runtime = pd_route.ccl = true;
+    snprintf(pd_route.note, sizeof(pd_route.note), "%s requested", s->policy);
+    return 0;
+}
+
+/* auto: NCCL, then BKCL, then gloo; say why each was passed over. */
+static void pd_route_auto(const struct pd_route_setup *s)
+{
+    static const char *const order[] = { "nccl", "bkcl" };
+    size_t used = 0;
+    for (size_t i = 0; i < 2; i++) {
+        const struct pd_dccl_binding *b = pd_route_binding(order[i]);
+        char why[448];
+        bool nccl = i == 0;
+        if (b == NULL)
+            snprintf(why, sizeof(why), "not built");
+        else if (pd_route_try(b, true, s, nccl ? s->nccl_lib : s->bkcl_lib,
+                              nccl ? s->cudart_lib : s->xpurt_lib, why,
+                              sizeof(why)) == 0) {
+            pd_route.runtime = pd_route.ccl = true;
+            snprintf(pd_route.note, sizeof(pd_route.note), "auto chose %s",
+                     order[i]);
+            return;
+        }
+        used += (size_t)snprintf(pd_route.note + used,
+                                 sizeof(pd_route.note) - used,
+                                 "%s%s not usable: %s", used ? "; " : "auto: ",
+                                 order[i], why);
+        if (used >= sizeof(pd_route.note))
+            used = sizeof(pd_route.note) - 1;
+    }
+    snprintf(pd_route.note + used, sizeof(pd_route.note) - used,
+             "; host path (gloo)");
+}
+
+/* gloo: no CCL, but a device runtime that loads lets device buffers be
+ * recognised and staged instead of being read as host memory. */
+static void pd_route_staging_runtime(const struct pd_route_setup *s)
+{
+    static const char *const order[] = { "nccl", "bkcl" };
+    for (size_t i = 0; i < 2 && !pd_route.runtime; i++) {
+        const struct pd_dccl_binding *b = pd_route_binding(order[i]);
+        char why[448];
+        bool nccl = i == 0;
+        if (b != NULL && pd_route_try(b, false, s, NULL,
+                                      nccl ? s->cudart_lib : s->xpurt_lib,
+                                      why, sizeof(why)) == 0)
+            pd_route.runtime = true;
+    }
+}
+
+int pd_route_init(const struct pd_route_setup *s, char *err, size_t errlen)
+{
+    memset(&pd_route, 0, sizeof(pd_route));
+    snprintf(pd_route.policy, sizeof(pd_route.policy), "%s", s->policy);
+    pd_route.fallback_error = s->fallback_error;
+    if (strcmp(s->policy, "nccl") == 0 || strcmp(s->policy, "bkcl") == 0)
+        return pd_route_explicit(s, err, errlen);
+    if (strcmp(s->policy, "auto") == 0)
+        pd_route_auto(s);
+    else if (strcmp(s->policy, "gloo") == 0)
+        snprintf(pd_route.note, sizeof(pd_route.note), "gloo requested");
+    else {
+        snprintf(err, errlen, "unknown backend '%s' (gloo, nccl, bkcl, auto)",
+                 s->policy);
+        return -1;
+    }
+    if (!pd_route.ccl)
+        pd_route_staging_runtime(s);
+    return 0;
 }
 
 int pd_route_host_backend(int size, const struct pd_backend_ops **ops,
@@ -43,15 +192,84 @@ int pd_route_host_backend(int size, const struct pd_backend_ops **ops,
 #endif
 }
 
-void pd_route_describe(const char *policy, int world_size, char *buf,
-                       size_t len)
+void pd_route_describe(int world_size, char *buf, size_t len)
 {
     const struct pd_backend_ops *host = NULL;
-    char ignored[8];
+    char ignored[8], lib[256] = "";
     if (pd_route_host_backend(world_size, &host, ignored, sizeof(ignored)) != 0)
         host = NULL;
-    snprintf(buf, len, "policy %s; host memory -> %s; cuda memory -> %s; "
-             "xpu memory -> %s", policy, host != NULL ? host->name : "none",
-             "not accepted (no NCCL backend in this build)",
-             "not accepted (no BKCL backend in this build)");
+    const char *host_name = host != NULL ? host->name : "none";
+    if (pd_route.ccl)
+        pd_route.dev.b->describe(lib, sizeof(lib));
+    snprintf(buf, len,
+             "policy %s (%s); host memory -> %s; %s memory -> %s%s%s%s",
+             pd_route.policy, pd_route.note, host_name,
+             pd_route.runtime ? pd_route.dev.b->memory : "device",
+             pd_route.ccl ? pd_route.dev.b->name
+             : pd_route.runtime ? "staged through host memory to "
+                                : "not recognised (no device runtime loaded)",
+             pd_route.ccl ? "" : (pd_route.runtime ? host_name : ""),
+             lib[0] ? ", " : "", lib);
+}
+
+bool pd_route_memory_aware(void)
+{
+    return pd_route.runtime;
+}
+
+bool pd_route_cuda_aware(void)
+{
+    return pd_route.runtime && strcmp(pd_route.dev.b->name, "nccl") == 0;
+}
+
+struct pd_dccl *pd_route_device(void)
+{
+    return pd_route.ccl ? &pd_route.dev : NULL;
+}
+
+struct pd_dccl *pd_route_runtime(void)
+{
+    return pd_route.runtime ? &pd_route.dev : NULL;
+}
+
+enum pd_route_way pd_route_buffers(const void *const *bufs, size_t n,
+                                   bool reduction, enum pd_elem_kind kind,
+                                   enum pd_op_id op, bool plain_type,
+                                   char *why, size_t whylen)
+{
+    if (!pd_route.runtime)
+        return PD_ROUTE_HOST;
+    const struct pd_dccl_binding *b = pd_route.dev.b;
+    size_t device_bufs = 0, used = 0;
+    bool foreign = false;
+    for (size_t i = 0; i < n; i++) {
+        int device = -1;
+        if (bufs[i] == NULL)
+            continue;
+        used++;
+        /* Managed memory is readable from the host: no staging needed. */
+        if (b->memory_kind(bufs[i], &device) != PD_MEM_DEVICE)
+            continue;
+        device_bufs++;
+        if (device != pd_route.dev.device)
+            foreign = true;
+    }
+    if (device_bufs == 0)
+        return PD_ROUTE_HOST;
+    const char *reason = NULL;
+    if (!pd_route.ccl)
+        reason = "the backend policy is gloo";
+    else if (device_bufs != used)
+        reason = "host and device buffers are mixed in one call";
+    else if (foreign)
+        reason = "a buffer is on another device than this rank's";
+    else if (!plain_type)
+        reason = "derived datatypes and user-defined ops take the host path";
+    else if (reduction && !pd_dccl_supports(&pd_route.dev, kind, op))
+        reason = "the library has no such datatype/op pair";
+    if (reason == NULL)
+        return PD_ROUTE_DEVICE;
+    snprintf(why, whylen, "%s memory cannot go to %s: %s", b->memory,
+             pd_route.ccl ? b->name : "a device library", reason);
+    return pd_route.fallback_error ? PD_ROUTE_REFUSE : PD_ROUTE_STAGE;
 }

@@ -1,0 +1,88 @@
+#!/bin/sh
+# Device-memory collectives and PaddlePaddle's backend semantics, on this
+# GPU-less machine: the BKCL binding runs against test doubles of libbkcl
+# and the XPU runtime (tests/bkcl_double), so unique-id exchange through
+# the store, datatype/op mapping, routing and staging run for real; NCCL
+# is checked for its refusal where there is no GPU.
+. "$top_srcdir/tests/lib.sh"
+pd_tmpdir
+
+device_check="$top_builddir/tests/device_check"
+doubles="$top_builddir/tests/bkcl_double/.libs"
+PDMPI_BKCL_LIB="$doubles/libbkcl.so"
+PDMPI_XPURT_LIB="$doubles/libxpurt.so"
+export PDMPI_BKCL_LIB PDMPI_XPURT_LIB
+
+# The doubles themselves, against answers computed independently.
+check_tap "the BKCL and XPU runtime doubles pass their own checks (2 ranks)" \
+    timeout -k 5 "$PD_TEST_TIMEOUT" \
+    "$top_builddir/tests/bkcl_double/double_selftest" 2
+
+for np in $PD_SIZES; do
+    check_tap "np $np: XPU buffers go to BKCL (double), the rest is staged" \
+        env PDMPI_BACKEND=bkcl "$PDMPIRUN" -np "$np" "$device_check" routed
+done
+check_tap "np 3, --backend gloo: XPU buffers are staged, BKCL untouched" \
+    run_np 3 --backend gloo "$device_check" staged
+check_tap "np 2, PDMPI_DEVICE_FALLBACK=error: a call BKCL cannot take fails" \
+    env PDMPI_BACKEND=bkcl PDMPI_DEVICE_FALLBACK=error \
+    "$PDMPIRUN" -np 2 "$device_check" refused
+check_tap "np 2, pdmpirun --devices 1,0: one device per rank" \
+    run_np 2 --backend bkcl --devices 1,0 "$device_check" routed
+
+# auto: NCCL cannot run here, BKCL (the double) can; with one XPU for two
+# ranks, auto falls back to gloo and says why.
+PDMPI_DEBUG=info run_np 2 "$device_check" routed > "$PD_TMP/auto" 2>&1
+check "auto chooses BKCL when an XPU per rank is there" \
+    grep -q "policy auto (auto chose bkcl)" "$PD_TMP/auto"
+XPU_DOUBLE_DEVICES=1 PDMPI_DEBUG=info run_np 2 "$device_check" staged \
+    > "$PD_TMP/auto1" 2>&1
+check "auto with 1 XPU for 2 ranks falls back to gloo and says why" \
+    sh -c "grep -q 'bkcl not usable: 2 local ranks share 1 XPU device' '$PD_TMP/auto1' &&
+           grep -q 'XPU memory -> staged through host memory to gloo' '$PD_TMP/auto1' &&
+           grep -q '^1\.\.' '$PD_TMP/auto1'"
+env -u PDMPI_BKCL_LIB -u PDMPI_XPURT_LIB PDMPI_DEBUG=info \
+    "$PDMPIRUN" -np 2 "$top_builddir/tests/world_check" > "$PD_TMP/auto0" 2>&1
+check "auto without any device library: gloo, and the reasons are logged" \
+    sh -c "grep -q 'host path (gloo)' '$PD_TMP/auto0' &&
+           [ \$(grep -c ': ok\$' '$PD_TMP/auto0') -eq 2 ]"
+
+# refuses NAME EXPECTED COMMAND...: non-zero exit, EXPECTED on stderr.
+refuses() {
+    name=$1 expected=$2
+    shift 2
+    "$@" > "$PD_TMP/out" 2>&1
+    rc=$?
+    if [ "$rc" -ne 0 ] && grep -qF -- "$expected" "$PD_TMP/out"; then
+        ok "$name: exit $rc: $(grep -F -- "$expected" "$PD_TMP/out" | head -1 | cut -c1-150)"
+    else
+        sed 's/^/# /' "$PD_TMP/out" | head -5
+        not_ok "$name (exit $rc; wanted '$expected')"
+    fi
+}
+
+refuses "--backend nccl without a GPU" "backend nccl requested but" \
+    run_np 2 --backend nccl "$top_builddir/tests/world_check"
+refuses "--backend bkcl with 1 XPU for 2 ranks" \
+    "backend bkcl requested but 2 local ranks share 1 XPU device" \
+    env XPU_DOUBLE_DEVICES=1 "$PDMPIRUN" -np 2 --backend bkcl "$device_check"
+refuses "--backend bkcl with no XPU visible" \
+    "backend bkcl requested but no XPU device is visible" \
+    env XPU_VISIBLE_DEVICES= "$PDMPIRUN" -np 2 --backend bkcl "$device_check"
+refuses "--backend bkcl without libbkcl" "libbkcl cannot be loaded" \
+    env PDMPI_BKCL_LIB=/nonexistent/libbkcl.so "$PDMPIRUN" -np 1 \
+    --backend bkcl "$device_check"
+refuses "two ranks on one XPU (PDMPI_DEVICE=0 on both)" \
+    "ranks 0 and 1 of MPI_COMM_WORLD are on the same host and both on XPU device 0" \
+    env PDMPI_DEVICE=0 "$PDMPIRUN" -np 2 --backend bkcl "$device_check"
+
+# No device library is a link dependency of the library.
+lib="$top_builddir/.libs/libpdmpi.so"
+check "ldd libpdmpi.so lists no CUDA, NCCL, BKCL, XPU or PMIx library" \
+    sh -c "! ldd '$lib' | grep -iE 'cuda|nccl|bkcl|xpu|pmix'"
+
+# The double leaves nothing behind in /dev/shm.
+check "no BKCL double segment left in /dev/shm" \
+    sh -c "! ls /dev/shm 2>/dev/null | grep -i bkcl"
+
+finish

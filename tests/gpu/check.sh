@@ -1,0 +1,119 @@
+#!/bin/sh
+# The GPU check: on a machine with one or more CUDA GPUs, build pdmpi (if
+# this tree is not built yet) and tests/gpu/cuda_check.c, then run
+#   - device-buffer Allreduce (float, fp16, bf16), Bcast, Allgather,
+#     Reduce_scatter_block, host buffers and MAXLOC (staged) in the same
+#     job, at np 1 and at np = number of GPUs when more than one;
+#   - NCCL refusing two ranks on one GPU, named by pdmpi first;
+#   - a short device vs host allreduce latency/bandwidth table.
+# Prints "N passed, N failed"; bounded to a few minutes by timeouts.
+#
+#   tests/gpu/check.sh            (from the top of the source tree)
+#   CUDA_HOME=/usr/local/cuda     (default)
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+out=${TMPDIR:-/tmp}/pdmpi-gpu.$$
+mkdir -p "$out"
+trap 'rm -rf "$out"' EXIT
+passed=0 failed=0
+
+ok() { passed=$((passed + 1)); echo "ok - $*"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
+finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
+
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "$ngpu" -lt 1 ]; then
+    not_ok "no GPU visible (nvidia-smi -L lists none)"
+    finish
+fi
+echo "# $ngpu GPU(s): $(nvidia-smi -L | head -4 | tr '\n' ';')"
+
+if [ ! -x ./pdmpirun ] || [ ! -f .libs/libpdmpi.so ]; then
+    echo "# building pdmpi"
+    { [ -x ./configure ] || ./autogen.sh; } > "$out/build" 2>&1 &&
+        ./configure --with-cuda="$CUDA_HOME" --with-nccl="$CUDA_HOME" \
+            >> "$out/build" 2>&1 &&
+        make -j"$(nproc)" >> "$out/build" 2>&1
+    if [ $? -ne 0 ]; then
+        tail -20 "$out/build"
+        not_ok "pdmpi builds (configure or make failed; see above)"
+        finish
+    fi
+fi
+grep -q "define PD_HAVE_NCCL_BINDING 1" config.h &&
+    ok "pdmpi was built with the NCCL binding" ||
+    { not_ok "pdmpi was built without the NCCL binding (no nccl.h/cuda_runtime_api.h at configure time)"; finish; }
+
+ompi_inc=$(sed -n 's/^PD_OMPI_CPPFLAGS = //p' Makefile)
+if cc -std=c11 -O2 $ompi_inc -Iinclude -I"$CUDA_HOME/include" \
+    tests/gpu/cuda_check.c -o "$out/cuda_check" -L.libs -lpdmpi \
+    -Wl,-rpath,"$top/.libs" -L"$CUDA_HOME/lib64" -lcudart \
+    -Wl,-rpath,"$CUDA_HOME/lib64" 2> "$out/cc"; then
+    ok "tests/gpu/cuda_check.c builds against pdmpi and the CUDA runtime"
+else
+    cat "$out/cc"
+    not_ok "tests/gpu/cuda_check.c builds"
+    finish
+fi
+export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# run_check NP: the correctness program on NP ranks, one GPU each.
+run_check() {
+    np=$1
+    devices=$(seq -s, 0 $((np - 1)))
+    timeout -k 5 120 ./pdmpirun -np "$np" --backend nccl --devices "$devices" \
+        "$out/cuda_check" > "$out/run$np" 2>&1
+    rc=$?
+    grep -E '^(ok|not ok) ' "$out/run$np" | sed "s/^/# np $np: /"
+    if [ "$rc" -eq 0 ] && grep -q ' 0 failed$' "$out/run$np"; then
+        ok "np $np: $(tail -1 "$out/run$np")"
+    else
+        tail -5 "$out/run$np"
+        not_ok "np $np: cuda_check (exit $rc)"
+    fi
+}
+
+PDMPI_DEBUG=info timeout -k 5 60 ./pdmpirun -np 1 --backend nccl \
+    "$out/cuda_check" > "$out/info" 2>&1
+grep "backends:" "$out/info" | sed 's/^/# /'
+grep -q "CUDA memory -> nccl" "$out/info" &&
+    ok "--backend nccl: CUDA memory goes to NCCL" ||
+    not_ok "--backend nccl: CUDA memory goes to NCCL"
+PDMPI_DEBUG=info timeout -k 5 60 ./pdmpirun -np 1 "$out/cuda_check" \
+    > "$out/auto" 2>&1
+grep -q "auto chose nccl" "$out/auto" && ok "auto chooses NCCL with a GPU" ||
+    not_ok "auto chooses NCCL with a GPU"
+
+run_check 1
+[ "$ngpu" -gt 1 ] && run_check "$ngpu"
+
+# Two ranks on one GPU: pdmpi says so before NCCL does.
+timeout -k 5 60 ./pdmpirun -np 2 --backend nccl "$out/cuda_check" \
+    > "$out/dup" 2>&1
+if [ "$ngpu" -eq 1 ] && grep -q "2 local ranks share 1 CUDA device" "$out/dup"; then
+    ok "2 ranks on 1 GPU: refused at MPI_Init with pdmpi's message"
+elif [ "$ngpu" -gt 1 ]; then
+    PDMPI_DEVICE=0 timeout -k 5 60 ./pdmpirun -np 2 --backend nccl \
+        "$out/cuda_check" > "$out/dup" 2>&1
+    grep -q "both on CUDA device 0" "$out/dup" &&
+        ok "2 ranks on GPU 0: refused with pdmpi's message" ||
+        not_ok "2 ranks on GPU 0: refused with pdmpi's message"
+else
+    tail -3 "$out/dup"
+    not_ok "2 ranks on 1 GPU: refused with pdmpi's message"
+fi
+
+np=1
+[ "$ngpu" -gt 1 ] && np=$ngpu
+if timeout -k 5 150 ./pdmpirun -np "$np" --backend nccl \
+    --devices "$(seq -s, 0 $((np - 1)))" "$out/cuda_check" bench \
+    > "$out/bench" 2>&1; then
+    cat "$out/bench"
+    ok "device vs host allreduce table at np $np"
+else
+    tail -5 "$out/bench"
+    not_ok "device vs host allreduce table at np $np"
+fi
+finish
