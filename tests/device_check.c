@@ -284,6 +284,7 @@ static void check_rooted_and_gathers(size_t n)
 static void check_staged_cases(void)
 {
     struct { double v; int i; } *pair = dev_alloc(2 * sizeof(*pair));
+    memset(pair, 0, 2 * sizeof(*pair));   /* the padding travels too */
     pair[0].v = rank % 2 ? rank : -rank;
     pair[0].i = rank;
     long before = calls("bkcl_all_reduce");
