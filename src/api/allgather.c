@@ -16,9 +16,13 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              recvcount, recvtype, &bytes));
 
     struct pd_fail fail;
-    if (pd_coll_allgather(comm, pd_comm_reserve_tags(comm),
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_ALLGATHER, bytes);
+    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm),
                           in_place ? NULL : sendbuf, recvbuf, bytes,
-                          &fail) != MPI_SUCCESS)
+                          &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }
@@ -44,9 +48,13 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     }
     struct pd_layout recv = { recvcounts, displs, extent };
     struct pd_fail fail;
-    if (pd_coll_allgatherv(comm, pd_comm_reserve_tags(comm),
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_ALLGATHERV, (size_t)recvcounts[comm->rank] * extent);
+    int rc = pd_coll_allgatherv(comm, pd_comm_reserve_tags(comm),
                            in_place ? NULL : sendbuf, recvbuf, &recv,
-                           &fail) != MPI_SUCCESS)
+                           &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

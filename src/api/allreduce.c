@@ -12,9 +12,13 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                                      datatype, op));
 
     struct pd_fail fail;
-    if (pd_coll_allreduce(comm, pd_comm_reserve_tags(comm),
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_ALLREDUCE, (size_t)count * pd_type_size(datatype));
+    int rc = pd_coll_allreduce(comm, pd_comm_reserve_tags(comm),
                           sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                          (size_t)count, datatype, op, &fail) != MPI_SUCCESS)
+                          (size_t)count, datatype, op, &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

@@ -17,9 +17,13 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     /* Equal block sizes both ways: one layout serves send and receive. */
     struct pd_layout blocks = { NULL, NULL, bytes };
     struct pd_fail fail;
-    if (pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
-                          in_place ? NULL : sendbuf, &blocks, recvbuf, &blocks,
-                          &fail) != MPI_SUCCESS)
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_ALLTOALL, bytes * (size_t)comm->size);
+    int rc = pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
+                               in_place ? NULL : sendbuf, &blocks, recvbuf,
+                               &blocks, &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }
@@ -49,9 +53,16 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
             (size_t)recvcounts[comm->rank] * recv.extent, comm->rank));
     }
     struct pd_fail fail;
-    if (pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
-                          in_place ? NULL : sendbuf, &send, recvbuf, &recv,
-                          &fail) != MPI_SUCCESS)
+    size_t received = 0;
+    for (int i = 0; i < comm->size; i++)
+        received += (size_t)recvcounts[i] * recv.extent;
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_ALLTOALL, received);
+    int rc = pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
+                               in_place ? NULL : sendbuf, &send, recvbuf,
+                               &recv, &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/objects.h"
 #include "core/runtime.h"
+#include "core/stats.h"
 
 #define PD_CHECK(expr)                       \
     do {                                     \

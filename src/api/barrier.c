@@ -9,7 +9,11 @@ int PMPI_Barrier(MPI_Comm comm)
     PD_CHECK(pd_check_comm(comm, call));
 
     struct pd_fail fail;
-    if (pd_coll_barrier(comm, pd_comm_reserve_tags(comm), &fail) != MPI_SUCCESS)
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_BARRIER, 0);
+    int rc = pd_coll_barrier(comm, pd_comm_reserve_tags(comm), &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

@@ -14,9 +14,13 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_buffer(comm, call, buffer, count, "buffer"));
 
     struct pd_fail fail;
-    if (pd_coll_bcast(comm, pd_comm_reserve_tags(comm), buffer,
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_BCAST, (size_t)count * pd_type_extent(datatype));
+    int rc = pd_coll_bcast(comm, pd_comm_reserve_tags(comm), buffer,
                       (size_t)count * pd_type_extent(datatype), root,
-                      &fail) != MPI_SUCCESS)
+                      &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

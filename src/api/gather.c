@@ -34,10 +34,14 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
                                      (size_t)mine * recv->extent, root));
     }
     struct pd_fail fail;
-    if (pd_coll_gatherv(comm, pd_comm_reserve_tags(comm),
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_GATHER, send_bytes);
+    int rc = pd_coll_gatherv(comm, pd_comm_reserve_tags(comm),
                         in_place ? NULL : sendbuf, send_bytes,
                         is_root ? recvbuf : NULL, recv, root,
-                        &fail) != MPI_SUCCESS)
+                        &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }
@@ -97,10 +101,14 @@ static int pd_scatter(const char *call, const void *sendbuf,
                                      recv_bytes, root));
     }
     struct pd_fail fail;
-    if (pd_coll_scatterv(comm, pd_comm_reserve_tags(comm),
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_SCATTER, recv_bytes);
+    int rc = pd_coll_scatterv(comm, pd_comm_reserve_tags(comm),
                          is_root ? sendbuf : NULL, send,
                          in_place ? NULL : recvbuf, recv_bytes, root,
-                         &fail) != MPI_SUCCESS)
+                         &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

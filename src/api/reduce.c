@@ -13,10 +13,14 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
 
     bool is_root = comm->rank == root;
     struct pd_fail fail;
-    if (pd_coll_reduce(comm, pd_comm_reserve_tags(comm),
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_REDUCE, (size_t)count * pd_type_size(datatype));
+    int rc = pd_coll_reduce(comm, pd_comm_reserve_tags(comm),
                        sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                        is_root ? recvbuf : NULL, (size_t)count, datatype, op,
-                       root, &fail) != MPI_SUCCESS)
+                       root, &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

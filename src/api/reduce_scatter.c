@@ -42,10 +42,14 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf, (int)total,
                                      recvcounts[comm->rank], datatype, op));
     struct pd_fail fail;
-    if (pd_coll_reduce_scatter(comm, pd_comm_reserve_tags(comm),
-                               sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                               recvbuf, recvcounts, datatype, op,
-                               &fail) != MPI_SUCCESS)
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_REDUCE_SCATTER,
+                   (size_t)total * pd_type_size(datatype));
+    int rc = pd_coll_reduce_scatter(comm, pd_comm_reserve_tags(comm),
+                                    sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
+                                    recvbuf, recvcounts, datatype, op, &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }
@@ -71,9 +75,14 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
     for (int i = 0; i < comm->size; i++)
         counts[i] = recvcount;
     struct pd_fail fail;
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_REDUCE_SCATTER,
+                   (size_t)recvcount * (size_t)comm->size *
+                       pd_type_size(datatype));
     int rc = pd_coll_reduce_scatter(comm, pd_comm_reserve_tags(comm),
                                     sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                                     recvbuf, counts, datatype, op, &fail);
+    pd_stats_end(&stat);
     free(counts);
     if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
@@ -90,10 +99,14 @@ static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf, count,
                                      count, datatype, op));
     struct pd_fail fail;
-    if (pd_coll_scan(comm, pd_comm_reserve_tags(comm),
+    struct pd_stat_scope stat;
+    pd_stats_begin(&stat, PD_STAT_SCAN, (size_t)count * pd_type_size(datatype));
+    int rc = pd_coll_scan(comm, pd_comm_reserve_tags(comm),
                      sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
                      (size_t)count, datatype, op, exclusive,
-                     &fail) != MPI_SUCCESS)
+                     &fail);
+    pd_stats_end(&stat);
+    if (rc != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }

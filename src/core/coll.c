@@ -14,6 +14,7 @@
 #include "core/devcoll.h"
 #include "core/log.h"
 #include "core/runtime.h"
+#include "core/stats.h"
 
 enum pd_step {
     PD_STEP_ALLREDUCE,
@@ -63,6 +64,7 @@ static int pd_step(struct ompi_communicator_t *comm, enum pd_step step,
     struct pd_backend_comm *bc;
     if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
         return fail->errclass;
+    pd_stats_way(PD_WAY_HOST);
     struct pd_backend_error berr = { .msg = "" };
     int status = PD_BACKEND_ERR_UNSUPPORTED;
     if (pd_log_enabled(PD_LOG_TRACE))

@@ -87,6 +87,15 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
                         err, errlen) != 0)
         return -1;
 
+    v = getenv("PDMPI_STATS");
+    if (v != NULL && v[0] != '\0') {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+            snprintf(err, errlen, "PDMPI_STATS=%s is not 0 or 1", v);
+            return -1;
+        }
+        c->stats = v[0] == '1';
+    }
+
     v = getenv("PDMPI_DEVICE_FALLBACK");
     if (v != NULL && v[0] != '\0') {
         if (strcmp(v, "stage") != 0 && strcmp(v, "error") != 0) {

@@ -15,6 +15,7 @@ struct pd_config {
     char backend[16];           /* PDMPI_BACKEND: gloo|nccl|bkcl|auto */
     char socket_ifname[64];     /* PDMPI_SOCKET_IFNAME or GLOO_SOCKET_IFNAME */
     char launcher[32];          /* PDMPI_LAUNCHER: auto or a launcher name */
+    int stats;                  /* PDMPI_STATS: 0 | 1 */
     int device_fallback_error;  /* PDMPI_DEVICE_FALLBACK: stage (0) | error */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */

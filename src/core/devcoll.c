@@ -11,6 +11,7 @@
 #include "core/devcoll.h"
 #include "core/op.h"
 #include "core/runtime.h"
+#include "core/stats.h"
 #include "route/route.h"
 
 /* One buffer of a call as staging sees it. */
@@ -25,6 +26,7 @@ struct pd_stage {
 
 static int pd_stage_in(struct pd_stage *s, size_t n, struct pd_fail *fail)
 {
+    pd_stats_way(PD_WAY_STAGED);
     struct pd_dccl *rt = pd_route_runtime();
     char err[256];
     for (size_t i = 0; i < n; i++) {
@@ -128,6 +130,7 @@ bool pd_devcoll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
+        pd_stats_way(PD_WAY_DEVICE);
         struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
         char err[512];
         if (dc == NULL)
@@ -175,6 +178,7 @@ bool pd_devcoll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
+        pd_stats_way(PD_WAY_DEVICE);
         struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
         char err[512];
         if (dc == NULL)
@@ -219,6 +223,7 @@ bool pd_devcoll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
+        pd_stats_way(PD_WAY_DEVICE);
         struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
         char err[512];
         if (dc == NULL)
@@ -258,6 +263,7 @@ bool pd_devcoll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
+        pd_stats_way(PD_WAY_DEVICE);
         struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
         char err[512];
         if (dc == NULL)
@@ -344,6 +350,7 @@ bool pd_devcoll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE:
+        pd_stats_way(PD_WAY_DEVICE);
         *rc = pd_coll_allgatherv_via(&pd_device_path, comm, tag, sendbuf,
                                      recvbuf, recv, fail);
         return true;
@@ -380,6 +387,7 @@ bool pd_devcoll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE:
+        pd_stats_way(PD_WAY_DEVICE);
         *rc = pd_coll_gatherv_via(&pd_device_path, comm, tag, sendbuf,
                                   send_bytes, recvbuf, recv, root, fail);
         return true;
@@ -417,6 +425,7 @@ bool pd_devcoll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE:
+        pd_stats_way(PD_WAY_DEVICE);
         *rc = pd_coll_scatterv_via(&pd_device_path, comm, tag, sendbuf, send,
                                    recvbuf, recv_bytes, root, fail);
         return true;
@@ -458,6 +467,7 @@ bool pd_devcoll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE:
+        pd_stats_way(PD_WAY_DEVICE);
         *rc = pd_coll_alltoallv_via(&pd_device_path, comm, tag, sendbuf, send,
                                     recvbuf, recv, fail);
         return true;
@@ -512,6 +522,7 @@ bool pd_devcoll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
+        pd_stats_way(PD_WAY_DEVICE);
         struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
         char err[512];
         if (dc == NULL)

@@ -10,6 +10,7 @@
 #include "core/group.h"
 #include "core/log.h"
 #include "core/runtime.h"
+#include "core/stats.h"
 #include "route/route.h"
 
 #ifndef PD_GLOO_VERSION
@@ -85,6 +86,7 @@ int pd_runtime_init(int required_level, int *provided, char *err,
         return MPI_ERR_ARG;
     }
     pd_log_level = pd_rt.config.debug_level;
+    pd_stats_enabled = pd_rt.config.stats;
 
     if (pd_world_detect(&pd_rt.world, pd_rt.config.launcher,
                         pd_rt.config.timeout_ms, why, sizeof(why)) != 0) {
@@ -175,6 +177,7 @@ int pd_runtime_finalize(char *err, size_t errlen)
     struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
     struct ompi_communicator_t *self = (struct ompi_communicator_t *)MPI_COMM_SELF;
     struct pd_fail fail = { 0, "" };
+    pd_stats_report();
     /* No rank lets go of the launcher while another still needs it. */
     int rc = pd_coll_barrier(world, pd_comm_reserve_tags(world), &fail);
     if (rc != MPI_SUCCESS)

@@ -1,0 +1,45 @@
+/*
+ * PDMPI_STATS=1: per-collective counters (calls, bytes, time, the ways
+ * calls went), summed over the ranks and printed by rank 0 at
+ * MPI_Finalize. Off, a call costs one predictable branch.
+ */
+#ifndef PD_CORE_STATS_H
+#define PD_CORE_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum pd_stat_call {
+    PD_STAT_ALLREDUCE, PD_STAT_REDUCE, PD_STAT_BCAST, PD_STAT_ALLGATHER,
+    PD_STAT_ALLGATHERV, PD_STAT_GATHER, PD_STAT_SCATTER, PD_STAT_ALLTOALL,
+    PD_STAT_REDUCE_SCATTER, PD_STAT_SCAN, PD_STAT_BARRIER,
+    PD_STAT_COUNT,
+};
+
+/* The ways a call can go, as bits (a call kind may see several). */
+enum pd_stat_way {
+    PD_WAY_HOST = 1,        /* the host backend (gloo, or self) */
+    PD_WAY_DEVICE = 2,      /* the device CCL */
+    PD_WAY_STAGED = 4,      /* device memory staged through the host */
+};
+
+struct pd_stat_scope {
+    int call;               /* enum pd_stat_call; -1 when not recording */
+    size_t bytes;
+    double start;
+    int ways;
+};
+
+extern bool pd_stats_enabled;
+
+void pd_stats_begin(struct pd_stat_scope *scope, enum pd_stat_call call,
+                    size_t bytes);
+void pd_stats_end(struct pd_stat_scope *scope);
+/* Called by core where a call's way is decided. */
+void pd_stats_way(enum pd_stat_way way);
+
+/* At MPI_Finalize, on every rank (collective over MPI_COMM_WORLD):
+ * rank 0 prints the table to stderr. */
+void pd_stats_report(void);
+
+#endif

@@ -1,0 +1,26 @@
+#!/bin/sh
+# PDMPI_STATS=1: rank 0 prints one table at MPI_Finalize, summed over the
+# ranks. world_check makes a known number of calls per rank: 11
+# allreduces (10 of a long, 1 of an int), 2 allgathers, 1 bcast, 1 barrier.
+. "$top_srcdir/tests/lib.sh"
+pd_tmpdir
+
+for np in $PD_SIZES; do
+    PDMPI_STATS=1 run_np "$np" "$top_builddir/tests/world_check" \
+        > "$PD_TMP/out" 2>&1
+    way=gloo
+    [ "$np" -eq 1 ] && way=self
+    check "np $np: one table, from rank 0" \
+        test "$(grep -c '^pdmpi stats:' "$PD_TMP/out")" -eq 1
+    check "np $np: MPI_Allreduce $((11 * np)) calls, $((84 * np)) B, via $way" \
+        grep -Eq "^  MPI_Allreduce +$((11 * np)) +$((84 * np)) B +[0-9.]+ +[0-9.]+  $way\$" "$PD_TMP/out"
+    check "np $np: MPI_Allgather $((2 * np)), MPI_Bcast $np, MPI_Barrier $np calls" \
+        sh -c "grep -Eq '^  MPI_Allgather +$((2 * np)) ' '$PD_TMP/out' &&
+               grep -Eq '^  MPI_Bcast +$np ' '$PD_TMP/out' &&
+               grep -Eq '^  MPI_Barrier +$np ' '$PD_TMP/out'"
+done
+PDMPI_STATS=2 "$top_builddir/tests/world_check" > "$PD_TMP/bad" 2>&1
+check "PDMPI_STATS=2 is refused with a message" \
+    grep -q "PDMPI_STATS=2 is not 0 or 1" "$PD_TMP/bad"
+
+finish
