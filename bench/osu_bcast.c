@@ -37,11 +37,14 @@ static double expected(int i)
 static bool validate(const struct bench_call *c)
 {
     for (int i = 0; i < c->count; i++)
-        bench_store(c->type, c->send, (size_t)i, c->rank == 0 ? expected(i) : 0);
+        bench_store(c->type, c->host_send, (size_t)i,
+                    c->rank == 0 ? expected(i) : 0);
+    bench_upload(c);
     if (run(c) != MPI_SUCCESS)
         return false;
+    bench_download(c);
     for (int i = 0; i < c->count; i++)
-        if (bench_load(c->type, c->send, (size_t)i) != expected(i))
+        if (bench_load(c->type, c->host_send, (size_t)i) != expected(i))
             return false;
     return true;
 }
@@ -49,7 +52,13 @@ static bool validate(const struct bench_call *c)
 int main(int argc, char **argv)
 {
     const struct bench_collective bcast = {
-        "Bcast", "algbw", recv_bytes, algbw_bytes, bus_factor, run, validate,
+        .title = "Bcast",
+        .busbw_rule = "algbw",
+        .recv_bytes = recv_bytes,
+        .algbw_bytes = algbw_bytes,
+        .bus_factor = bus_factor,
+        .run = run,
+        .validate = validate,
     };
     return bench_main(argc, argv, &bcast);
 }

@@ -4,12 +4,13 @@
 # and whose mpicc/mpirun the compatibility tests and side-by-side
 # benchmarks use), PMIx headers (the PMIx client; libpmix itself is
 # loaded at run time), MPICH (mpiexec for the PMI-1 tests) and iproute2
-# (network namespaces for the multi-host tests). Runs apt-get as root, or
-# through sudo.
+# (network namespaces for the multi-host tests), gnuplot (the plots of
+# bench/compare). Runs apt-get as root, or through sudo.
 set -e
 
 packages="build-essential autoconf automake libtool pkg-config \
-libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps"
+libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps \
+gnuplot-nox"
 
 missing=""
 for p in $packages; do

@@ -1,0 +1,173 @@
+/*
+ * osu_latency.c - point-to-point latency between 2 ranks, in the style
+ * of OSU's osu_latency: rank 0 sends a message with MPI_Send, rank 1
+ * receives it and sends it back; the latency is half the round trip,
+ * averaged over the iterations. -f adds the fastest and slowest single
+ * half round trip and the iterations. Options, iterations and warm-up as
+ * in the collective benchmarks (bench_util.c), except that without -i the
+ * warm-up is timed and the default iterations cut to fit about
+ * BENCH_SIZE_SECONDS per size (bench_warm_up).
+ *
+ * -c checks the data both ways: rank 0 sends a known pattern, rank 1
+ * checks it and answers with another one, which rank 0 checks.
+ */
+#include "bench_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define SIZE_WIDTH 10
+#define FIELD_WIDTH 18
+#define ITER_WIDTH 12
+#define TAG 1
+
+struct pingpong {
+    void *send, *recv;              /* MPI's buffers (device with -d cuda) */
+    void *host;                     /* staging for -c */
+    const struct bench_options *o;
+    int rank, count;
+};
+
+/* One round trip; returns its duration at rank 0. */
+static double round_trip(const struct pingpong *p)
+{
+    MPI_Datatype t = p->o->type->mpi;
+    double start = MPI_Wtime();
+    if (p->rank == 0) {
+        bench_check_rc(MPI_Send(p->send, p->count, t, 1, TAG, MPI_COMM_WORLD),
+                       "MPI_Send");
+        bench_check_rc(MPI_Recv(p->recv, p->count, t, 1, TAG, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE),
+                       "MPI_Recv");
+    } else {
+        bench_check_rc(MPI_Recv(p->recv, p->count, t, 0, TAG, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE),
+                       "MPI_Recv");
+        bench_check_rc(MPI_Send(p->send, p->count, t, 0, TAG, MPI_COMM_WORLD),
+                       "MPI_Send");
+    }
+    return MPI_Wtime() - start;
+}
+
+static void round_trip_step(void *p)
+{
+    round_trip(p);
+}
+
+/* Element i of what `rank` sends; at most 250, exact in every type. */
+static double element(int rank, int i)
+{
+    return (rank * 101 + i % 127 + 1) % 251;
+}
+
+static bool validate(const struct pingpong *p)
+{
+    const struct bench_type *type = p->o->type;
+    size_t bytes = (size_t)p->count * type->size;
+    for (int i = 0; i < p->count; i++)
+        bench_store(type, p->host, (size_t)i, element(p->rank, i));
+    bench_copy_to_device(p->o->device, p->send, p->host, bytes);
+    for (int i = 0; i < p->count; i++)
+        bench_store(type, p->host, (size_t)i, -1);
+    bench_copy_to_device(p->o->device, p->recv, p->host, bytes);
+
+    round_trip(p);
+
+    bench_copy_from_device(p->o->device, p->host, p->recv, bytes);
+    int mine = 1, all = 0;
+    for (int i = 0; i < p->count && mine; i++)
+        mine = bench_load(type, p->host, (size_t)i) == element(1 - p->rank, i);
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all == 1;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    struct bench_options o;
+    int status = bench_parse_options(argc, argv, &o,
+                                     "osu_latency runs on exactly 2 ranks; "
+                                     "-f shows the fastest and slowest half "
+                                     "round trip.\nWithout -i, the default "
+                                     "iterations are cut to about 1 s per "
+                                     "size.");
+    if (status < 0 && size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "%s: this test needs exactly 2 ranks, not %d\n",
+                    argv[0], size);
+        status = 2;
+    }
+    if (status >= 0) {
+        MPI_Finalize();
+        return status;
+    }
+
+    struct pingpong p = {
+        .send = bench_alloc(&o, o.max_bytes),
+        .recv = bench_alloc(&o, o.max_bytes),
+        .host = malloc(o.max_bytes + 1),
+        .o = &o,
+        .rank = rank,
+    };
+    if (p.host == NULL) {
+        fprintf(stderr, "osu_latency: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    if (rank == 0) {
+        printf("# OSU MPI Latency Test\n");
+        printf("# Datatype: %s%s\n", o.type->mpi_name,
+               o.device == BENCH_CUDA ? ", buffers: cuda" : "");
+        printf("%-*s%*s", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Latency (us)");
+        if (o.full)
+            printf("%*s%*s%*s", FIELD_WIDTH, "Min Latency(us)", FIELD_WIDTH,
+                   "Max Latency(us)", ITER_WIDTH, "Iterations");
+        if (o.validate)
+            printf("%*s", ITER_WIDTH, "Validation");
+        printf("\n");
+        fflush(stdout);
+    }
+
+    bool all_valid = true;
+    for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
+        if (bytes < o.type->size)
+            continue;
+        p.count = (int)(bytes / o.type->size);
+        int iterations = bench_warm_up(&o, bytes, round_trip_step, &p);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double min_rt = 0, max_rt = 0, start = MPI_Wtime();
+        for (int i = 0; i < iterations; i++) {
+            double rt = round_trip(&p);
+            if (i == 0 || rt < min_rt)
+                min_rt = rt;
+            if (rt > max_rt)
+                max_rt = rt;
+        }
+        double latency_us = (MPI_Wtime() - start) * 1e6 / (2.0 * iterations);
+        bool valid = !o.validate || validate(&p);
+        all_valid = all_valid && valid;
+
+        if (rank == 0) {
+            printf("%-*zu%*.2f", SIZE_WIDTH, bytes, FIELD_WIDTH, latency_us);
+            if (o.full)
+                printf("%*.2f%*.2f%*d", FIELD_WIDTH, min_rt * 0.5e6,
+                       FIELD_WIDTH, max_rt * 0.5e6, ITER_WIDTH, iterations);
+            if (o.validate)
+                printf("%*s", ITER_WIDTH, valid ? "Pass" : "Fail");
+            printf("\n");
+            fflush(stdout);
+        }
+        if (bytes > ((size_t)-1) / 2)
+            break;
+    }
+
+    free(p.host);
+    bench_free(&o, p.send);
+    bench_free(&o, p.recv);
+    MPI_Finalize();
+    return all_valid ? 0 : 1;
+}
