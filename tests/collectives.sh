@@ -7,4 +7,17 @@
 for np in $PD_SIZES; do
     check_tap "coll_check at np $np" run_np "$np" "$top_builddir/tests/coll_check"
 done
+
+# Each allreduce algorithm forced, at sizes where the table picks the
+# other one too; a bad value is refused.
+for algo in ring bcube; do
+    for np in 2 3; do
+        check_tap "coll_check at np $np with PDMPI_ALGO_ALLREDUCE=$algo" \
+            env PDMPI_ALGO_ALLREDUCE=$algo "$PDMPIRUN" -np "$np" \
+            "$top_builddir/tests/coll_check" --big 65536
+    done
+done
+check "PDMPI_ALGO_ALLREDUCE=tree is refused with a message" \
+    sh -c "PDMPI_ALGO_ALLREDUCE=tree '$top_builddir/tests/world_check' 2>&1 |
+           grep -q 'PDMPI_ALGO_ALLREDUCE=tree is not one of auto, ring, bcube'"
 finish

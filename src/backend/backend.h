@@ -46,6 +46,13 @@ struct pd_backend_comm_init {
     const char *bind_iface;         /* or an interface name; may be NULL */
 };
 
+/* An algorithm core asks for (see core/algo.c); DEFAULT = the backend's. */
+enum pd_algo {
+    PD_ALGO_DEFAULT = 0,
+    PD_ALGO_RING,
+    PD_ALGO_BCUBE,
+};
+
 /* One collective call in backend terms. */
 struct pd_coll_args {
     const void *sendbuf;        /* NULL means in place (recvbuf holds input) */
@@ -56,6 +63,7 @@ struct pd_coll_args {
     const void *reduce_ctx;     /* passed to reduce */
     int root;                   /* rooted calls only */
     uint32_t tag;               /* same on every rank for the same call */
+    enum pd_algo algorithm;     /* allreduce only */
 };
 
 /* One message of an exchange: to (send) or from (recv) one peer, of a

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/algo.h"
 #include "core/coll.h"
 #include "core/devcoll.h"
 #include "core/log.h"
@@ -68,9 +69,11 @@ static int pd_step(struct ompi_communicator_t *comm, enum pd_step step,
     struct pd_backend_error berr = { .msg = "" };
     int status = PD_BACKEND_ERR_UNSUPPORTED;
     if (pd_log_enabled(PD_LOG_TRACE))
-        pd_log(PD_LOG_TRACE, "%s on %s: %zu x %zu B, root %d, tag %u, via %s",
+        pd_log(PD_LOG_TRACE,
+               "%s on %s: %zu x %zu B, root %d, tag %u, via %s (%s)",
                pd_step_name[step], comm->state->id, args->count,
-               args->elem_size, args->root, args->tag, ops->name);
+               args->elem_size, args->root, args->tag, ops->name,
+               pd_algo_name(args->algorithm));
     switch (step) {
     case PD_STEP_ALLREDUCE:
         if (ops->allreduce) status = ops->allreduce(bc, args, &berr);
@@ -192,6 +195,7 @@ static int pd_allreduce_host(struct ompi_communicator_t *comm, uint32_t tag,
             .sendbuf = sendbuf, .recvbuf = recvbuf,
             .count = count * red->elems_per_item, .elem_size = red->elem_size,
             .reduce = red->fn, .reduce_ctx = red->ctx, .root = -1, .tag = tag,
+            .algorithm = pd_algo_allreduce(comm->size, bytes),
         };
         int rc = pd_step(comm, PD_STEP_ALLREDUCE, &args, fail);
         if (rc != PD_BACKEND_ERR_UNSUPPORTED)

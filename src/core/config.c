@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/algo.h"
 #include "core/config.h"
 #include "core/log.h"
 
@@ -94,6 +95,13 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
             return -1;
         }
         c->stats = v[0] == '1';
+    }
+
+    v = getenv("PDMPI_ALGO_ALLREDUCE");
+    if (v != NULL && v[0] != '\0' && pd_algo_parse(v, &c->algo_allreduce) != 0) {
+        snprintf(err, errlen,
+                 "PDMPI_ALGO_ALLREDUCE=%s is not one of auto, ring, bcube", v);
+        return -1;
     }
 
     v = getenv("PDMPI_DEVICE_FALLBACK");

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "backend/backend.h"
+
 #define PD_DEFAULT_TIMEOUT_S 300
 
 struct pd_config {
@@ -16,6 +18,7 @@ struct pd_config {
     char socket_ifname[64];     /* PDMPI_SOCKET_IFNAME or GLOO_SOCKET_IFNAME */
     char launcher[32];          /* PDMPI_LAUNCHER: auto or a launcher name */
     int stats;                  /* PDMPI_STATS: 0 | 1 */
+    enum pd_algo algo_allreduce;  /* PDMPI_ALGO_ALLREDUCE; DEFAULT = table */
     int device_fallback_error;  /* PDMPI_DEVICE_FALLBACK: stage (0) | error */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */

@@ -251,6 +251,10 @@ static int pd_gloo_allreduce(pd_backend_comm* comm, const pd_coll_args* a,
       opts.setReduceFunction(reduce_function(a));
       opts.setTag(a->tag);
       opts.setTimeout(comm->timeout);
+      if (a->algorithm == PD_ALGO_RING)
+        opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      else if (a->algorithm == PD_ALGO_BCUBE)
+        opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::BCUBE);
       gloo::allreduce(opts);
       return static_cast<int>(PD_BACKEND_OK);
     });
