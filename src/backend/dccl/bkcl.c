@@ -62,25 +62,6 @@ static int pd_xpu_fail(char *err, size_t errlen, const char *what, int rc)
     return -1;
 }
 
-struct pd_sym {
-    const char *name;
-    void **slot;
-};
-
-static int pd_bkcl_resolve(void *lib, const char *libname,
-                           const struct pd_sym *syms, size_t n, char *err,
-                           size_t errlen)
-{
-    for (size_t i = 0; i < n; i++) {
-        *syms[i].slot = dlsym(lib, syms[i].name);
-        if (*syms[i].slot == NULL) {
-            snprintf(err, errlen, "%s lacks %s", libname, syms[i].name);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static int pd_bkcl_load(bool with_ccl, const char *ccl_lib,
                         const char *runtime_lib, char *err, size_t errlen)
 {
@@ -93,7 +74,7 @@ static int pd_bkcl_load(bool with_ccl, const char *ccl_lib,
                      dlerror());
             return -1;
         }
-        const struct pd_sym rt[] = {
+        const struct pd_dccl_symbol rt[] = {
             { "xpu_device_count", (void **)&pd_bkcl.device_count },
             { "xpu_set_device", (void **)&pd_bkcl.set_device },
             { "xpu_memcpy", (void **)&pd_bkcl.memcpy },
@@ -102,7 +83,7 @@ static int pd_bkcl_load(bool with_ccl, const char *ccl_lib,
             { "xpu_wait", (void **)&pd_bkcl.wait },
             { "xpu_pointer_get_attrs", (void **)&pd_bkcl.pointer_get_attrs },
         };
-        if (pd_bkcl_resolve(pd_bkcl.rt_lib, rt_name, rt,
+        if (pd_dccl_resolve(pd_bkcl.rt_lib, rt_name, rt,
                             sizeof(rt) / sizeof(rt[0]), err, errlen) != 0)
             return -1;
     }
@@ -113,7 +94,7 @@ static int pd_bkcl_load(bool with_ccl, const char *ccl_lib,
         snprintf(err, errlen, "libbkcl cannot be loaded: %s", dlerror());
         return -1;
     }
-    const struct pd_sym ccl[] = {
+    const struct pd_dccl_symbol ccl[] = {
         { "bkcl_get_unique_id", (void **)&pd_bkcl.get_unique_id },
         { "bkcl_init_rank", (void **)&pd_bkcl.init_rank },
         { "bkcl_destroy_context", (void **)&pd_bkcl.destroy_context },
@@ -127,7 +108,7 @@ static int pd_bkcl_load(bool with_ccl, const char *ccl_lib,
         { "bkcl_group_start", (void **)&pd_bkcl.group_start },
         { "bkcl_group_end", (void **)&pd_bkcl.group_end },
     };
-    if (pd_bkcl_resolve(pd_bkcl.ccl_lib, ccl_name, ccl,
+    if (pd_dccl_resolve(pd_bkcl.ccl_lib, ccl_name, ccl,
                         sizeof(ccl) / sizeof(ccl[0]), err, errlen) != 0) {
         dlclose(pd_bkcl.ccl_lib);
         pd_bkcl.ccl_lib = NULL;

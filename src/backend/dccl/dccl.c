@@ -1,4 +1,5 @@
 /* The generic device-CCL module (see dccl.h). */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,4 +316,18 @@ int pd_dccl_copy(struct pd_dccl *d, void *dst, const void *src, size_t bytes,
     if (bytes == 0 || dst == src)
         return 0;
     return d->b->copy(dst, src, bytes, err, errlen);
+}
+
+int pd_dccl_resolve(void *lib, const char *libname,
+                    const struct pd_dccl_symbol *syms, size_t n, char *err,
+                    size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        *syms[i].slot = dlsym(lib, syms[i].name);
+        if (*syms[i].slot == NULL) {
+            snprintf(err, errlen, "%s lacks %s", libname, syms[i].name);
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -93,6 +93,16 @@ struct pd_dccl_binding {
     void (*describe)(char *buf, size_t len);
 };
 
+/* For the bindings: look up every named entry point of a dlopen'ed
+ * library; -1 with "<libname> lacks <symbol>" at the first missing one. */
+struct pd_dccl_symbol {
+    const char *name;
+    void **slot;
+};
+int pd_dccl_resolve(void *lib, const char *libname,
+                    const struct pd_dccl_symbol *syms, size_t n, char *err,
+                    size_t errlen);
+
 extern const struct pd_dccl_binding pd_dccl_bkcl;
 #ifdef PD_HAVE_NCCL_BINDING
 extern const struct pd_dccl_binding pd_dccl_nccl;

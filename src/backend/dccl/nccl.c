@@ -129,25 +129,6 @@ static void pd_nccl_version_parts(int code, int *major, int *minor,
     *patch = code % 100;
 }
 
-struct pd_sym {
-    const char *name;
-    void **slot;
-};
-
-static int pd_nccl_resolve(void *lib, const char *libname,
-                           const struct pd_sym *syms, size_t n, char *err,
-                           size_t errlen)
-{
-    for (size_t i = 0; i < n; i++) {
-        *syms[i].slot = dlsym(lib, syms[i].name);
-        if (*syms[i].slot == NULL) {
-            snprintf(err, errlen, "%s lacks %s", libname, syms[i].name);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* The runtime of the CUDA major pdmpi was built against (its ABI), then
  * whatever the unversioned development link points to. */
 static void *pd_nccl_open_runtime(const char *runtime_lib, char *name,
@@ -180,7 +161,7 @@ static int pd_nccl_load_runtime(const char *runtime_lib, char *err,
                                           sizeof(rt_name), err, errlen);
     if (pd_nccl.rt_lib == NULL)
         return -1;
-    const struct pd_sym rt[] = {
+    const struct pd_dccl_symbol rt[] = {
         { "cudaGetDeviceCount", (void **)&pd_nccl.get_device_count },
         { "cudaSetDevice", (void **)&pd_nccl.set_device },
         { "cudaGetDevice", (void **)&pd_nccl.get_device },
@@ -196,7 +177,7 @@ static int pd_nccl_load_runtime(const char *runtime_lib, char *err,
         { "cudaGetLastError", (void **)&pd_nccl.last_cuda_error },
         { "cudaRuntimeGetVersion", (void **)&pd_nccl.runtime_version },
     };
-    if (pd_nccl_resolve(pd_nccl.rt_lib, rt_name, rt,
+    if (pd_dccl_resolve(pd_nccl.rt_lib, rt_name, rt,
                         sizeof(rt) / sizeof(rt[0]), err, errlen) != 0) {
         /* Unusable: a later load must not take it as loaded. */
         dlclose(pd_nccl.rt_lib);
@@ -238,7 +219,7 @@ static int pd_nccl_load(bool with_ccl, const char *ccl_lib,
         snprintf(err, errlen, "libnccl cannot be loaded: %s", dlerror());
         return -1;
     }
-    const struct pd_sym ccl[] = {
+    const struct pd_dccl_symbol ccl[] = {
         { "ncclGetVersion", (void **)&pd_nccl.get_version },
         { "ncclGetUniqueId", (void **)&pd_nccl.get_unique_id },
         { "ncclCommInitRank", (void **)&pd_nccl.comm_init_rank },
@@ -256,7 +237,7 @@ static int pd_nccl_load(bool with_ccl, const char *ccl_lib,
         { "ncclGroupEnd", (void **)&pd_nccl.group_end },
         { "ncclGetErrorString", (void **)&pd_nccl.nccl_error_string },
     };
-    if (pd_nccl_resolve(pd_nccl.ccl_lib, ccl_name, ccl,
+    if (pd_dccl_resolve(pd_nccl.ccl_lib, ccl_name, ccl,
                         sizeof(ccl) / sizeof(ccl[0]), err, errlen) != 0)
         goto fail;
     /* Optional (2.13.4): only enriches messages. */
