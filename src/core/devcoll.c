@@ -113,6 +113,60 @@ static struct pd_dccl_comm *pd_device_comm(struct ompi_communicator_t *comm,
     return pd_comm_device(comm, &dc, fail) == MPI_SUCCESS ? dc : NULL;
 }
 
+/* One whole call the device library takes. */
+enum pd_devcall_kind {
+    PD_DEV_ALLREDUCE, PD_DEV_REDUCE, PD_DEV_BCAST, PD_DEV_ALLGATHER,
+    PD_DEV_REDUCE_SCATTER,
+};
+
+struct pd_devcall {
+    enum pd_devcall_kind kind;
+    const char *what;               /* for messages */
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;                   /* elements of type; bytes if no type */
+    MPI_Datatype type;              /* NULL: bytes */
+    MPI_Op op;                      /* NULL: not a reduction */
+    int root;
+};
+
+static int pd_device_run(struct ompi_communicator_t *comm,
+                         const struct pd_devcall *c, struct pd_fail *fail)
+{
+    pd_stats_way(PD_WAY_DEVICE);
+    struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
+    if (dc == NULL)
+        return fail->errclass;
+    enum pd_elem_kind kind = c->type ? pd_type_elem_kind(c->type) : PD_EK_U8;
+    enum pd_op_id op = c->op ? (enum pd_op_id)c->op->id : PD_OP_NULL;
+    char err[512];
+    int status = PD_BACKEND_ERR_INTERNAL;
+    switch (c->kind) {
+    case PD_DEV_ALLREDUCE:
+        status = pd_dccl_allreduce(dc, c->sendbuf, c->recvbuf, c->count, kind,
+                                   op, err, sizeof(err));
+        break;
+    case PD_DEV_REDUCE:
+        status = pd_dccl_reduce(dc, c->sendbuf, c->recvbuf, c->count, kind,
+                                op, c->root, err, sizeof(err));
+        break;
+    case PD_DEV_BCAST:
+        status = pd_dccl_bcast(dc, c->recvbuf, c->count, c->root, err,
+                               sizeof(err));
+        break;
+    case PD_DEV_ALLGATHER:
+        status = pd_dccl_allgather(dc, c->sendbuf, c->recvbuf, c->count, err,
+                                   sizeof(err));
+        break;
+    case PD_DEV_REDUCE_SCATTER:
+        status = pd_dccl_reduce_scatter(dc, c->sendbuf, c->recvbuf, c->count,
+                                        kind, op, err, sizeof(err));
+        break;
+    }
+    return status == PD_BACKEND_OK ? MPI_SUCCESS
+                                   : pd_device_failed(comm, c->what, err, fail);
+}
+
 bool pd_devcoll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
                           const void *sendbuf, void *recvbuf, size_t count,
                           MPI_Datatype type, MPI_Op op, struct pd_fail *fail,
@@ -130,18 +184,9 @@ bool pd_devcoll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
-        pd_stats_way(PD_WAY_DEVICE);
-        struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
-        char err[512];
-        if (dc == NULL)
-            *rc = fail->errclass;
-        else if (pd_dccl_allreduce(dc, sendbuf, recvbuf, count,
-                                   pd_type_elem_kind(type),
-                                   (enum pd_op_id)op->id, err,
-                                   sizeof(err)) != PD_BACKEND_OK)
-            *rc = pd_device_failed(comm, "allreduce", err, fail);
-        else
-            *rc = MPI_SUCCESS;
+        struct pd_devcall c = { PD_DEV_ALLREDUCE, "allreduce", sendbuf,
+                                recvbuf, count, type, op, -1 };
+        *rc = pd_device_run(comm, &c, fail);
         return true;
     }
     case PD_ROUTE_STAGE:
@@ -178,18 +223,10 @@ bool pd_devcoll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
-        pd_stats_way(PD_WAY_DEVICE);
-        struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
-        char err[512];
-        if (dc == NULL)
-            *rc = fail->errclass;
-        else if (pd_dccl_reduce(dc, sendbuf, is_root ? recvbuf : NULL, count,
-                                pd_type_elem_kind(type),
-                                (enum pd_op_id)op->id, root, err,
-                                sizeof(err)) != PD_BACKEND_OK)
-            *rc = pd_device_failed(comm, "reduce", err, fail);
-        else
-            *rc = MPI_SUCCESS;
+        struct pd_devcall c = { PD_DEV_REDUCE, "reduce", sendbuf,
+                                is_root ? recvbuf : NULL, count, type, op,
+                                root };
+        *rc = pd_device_run(comm, &c, fail);
         return true;
     }
     case PD_ROUTE_STAGE:
@@ -223,16 +260,9 @@ bool pd_devcoll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
-        pd_stats_way(PD_WAY_DEVICE);
-        struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
-        char err[512];
-        if (dc == NULL)
-            *rc = fail->errclass;
-        else if (pd_dccl_bcast(dc, buffer, bytes, root, err, sizeof(err)) !=
-                 PD_BACKEND_OK)
-            *rc = pd_device_failed(comm, "broadcast", err, fail);
-        else
-            *rc = MPI_SUCCESS;
+        struct pd_devcall c = { PD_DEV_BCAST, "broadcast", NULL, buffer,
+                                bytes, NULL, NULL, root };
+        *rc = pd_device_run(comm, &c, fail);
         return true;
     }
     case PD_ROUTE_STAGE:
@@ -263,16 +293,9 @@ bool pd_devcoll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
-        pd_stats_way(PD_WAY_DEVICE);
-        struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
-        char err[512];
-        if (dc == NULL)
-            *rc = fail->errclass;
-        else if (pd_dccl_allgather(dc, sendbuf, recvbuf, bytes, err,
-                                   sizeof(err)) != PD_BACKEND_OK)
-            *rc = pd_device_failed(comm, "allgather", err, fail);
-        else
-            *rc = MPI_SUCCESS;
+        struct pd_devcall c = { PD_DEV_ALLGATHER, "allgather", sendbuf,
+                                recvbuf, bytes, NULL, NULL, -1 };
+        *rc = pd_device_run(comm, &c, fail);
         return true;
     }
     case PD_ROUTE_STAGE:
@@ -522,19 +545,10 @@ bool pd_devcoll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
         *rc = pd_refuse(why, fail);
         return true;
     case PD_ROUTE_DEVICE: {
-        pd_stats_way(PD_WAY_DEVICE);
-        struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
-        char err[512];
-        if (dc == NULL)
-            *rc = fail->errclass;
-        else if (pd_dccl_reduce_scatter(dc, sendbuf, recvbuf,
-                                        (size_t)counts[0],
-                                        pd_type_elem_kind(type),
-                                        (enum pd_op_id)op->id, err,
-                                        sizeof(err)) != PD_BACKEND_OK)
-            *rc = pd_device_failed(comm, "reduce_scatter", err, fail);
-        else
-            *rc = MPI_SUCCESS;
+        struct pd_devcall c = { PD_DEV_REDUCE_SCATTER, "reduce_scatter",
+                                sendbuf, recvbuf, (size_t)counts[0], type,
+                                op, -1 };
+        *rc = pd_device_run(comm, &c, fail);
         return true;
     }
     case PD_ROUTE_STAGE:
