@@ -764,3 +764,19 @@ int bench_main(int argc, char **argv, const struct bench_collective *coll)
     MPI_Finalize();
     return all_valid ? 0 : 1;
 }
+
+int bench_parse_pair_options(int argc, char **argv, struct bench_options *o,
+                             const char *note)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int status = bench_parse_options(argc, argv, o, note);
+    if (status < 0 && size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "%s: this test needs exactly 2 ranks, not %d\n",
+                    argv[0], size);
+        status = 2;
+    }
+    return status;
+}

@@ -124,6 +124,11 @@ int bench_main(int argc, char **argv, const struct bench_collective *coll);
  */
 int bench_parse_options(int argc, char **argv, struct bench_options *o,
                         const char *note);
+
+/* bench_parse_options for the point-to-point tests, which also need
+ * exactly 2 ranks (else rank 0 says so and the status is 2). */
+int bench_parse_pair_options(int argc, char **argv, struct bench_options *o,
+                             const char *note);
 /* Timed iterations for a message of `bytes`: -i, else 1000 up to 8 KiB,
  * 100 up to 1 MiB, 20 up to 16 MiB, 5 above (a full sweep to 64 MiB
  * stays under a minute). */
