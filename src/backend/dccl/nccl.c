@@ -274,8 +274,8 @@ static int pd_nccl_set_device(int device, char *err, size_t errlen)
 
 /* Without a driver the query fails (35, or 34 with the toolkit's
  * link-only libcuda) instead of saying "unregistered", and before CUDA 11
- * plain host memory
- * was cudaErrorInvalidValue: every error means host memory. */
+ * plain host memory was cudaErrorInvalidValue: every error means host
+ * memory. */
 static enum pd_mem_kind pd_nccl_memory_kind(const void *ptr, int *device)
 {
     struct cudaPointerAttributes attr;
