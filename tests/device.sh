@@ -72,6 +72,9 @@ refuses "--backend bkcl with no XPU visible" \
 refuses "--backend bkcl without libbkcl" "libbkcl cannot be loaded" \
     env PDMPI_BKCL_LIB=/nonexistent/libbkcl.so "$PDMPIRUN" -np 1 \
     --backend bkcl "$device_check"
+refuses "a device id that is not a number" \
+    "the device id 'gpu0' (PDMPI_DEVICE or FLAGS_selected_xpus) is not a non-negative integer" \
+    env PDMPI_DEVICE=gpu0 "$PDMPIRUN" -np 1 --backend bkcl "$device_check"
 refuses "two ranks on one XPU (PDMPI_DEVICE=0 on both)" \
     "ranks 0 and 1 of MPI_COMM_WORLD are on the same host and both on XPU device 0" \
     env PDMPI_DEVICE=0 "$PDMPIRUN" -np 2 --backend bkcl "$device_check"

@@ -19,13 +19,19 @@ static const char *pd_lib(const char *path)
     return path != NULL && path[0] != '\0' ? path : NULL;
 }
 
-/* The launcher's device for this rank: the first id of the hint list,
- * else the local rank. */
+/* The launcher's device for this rank: the first id of the hint list
+ * ("2" or "2,3"), else the local rank; -1 if the hint is not a list of
+ * device ids. */
 static int pd_route_pick_device(const struct pd_route_setup *s)
 {
-    if (s->device_hint != NULL && s->device_hint[0] != '\0')
-        return atoi(s->device_hint);
-    return s->local_rank > 0 ? s->local_rank : 0;
+    if (s->device_hint == NULL || s->device_hint[0] == '\0')
+        return s->local_rank > 0 ? s->local_rank : 0;
+    char *end = NULL;
+    long id = strtol(s->device_hint, &end, 10);
+    if (end == s->device_hint || id < 0 || id > 65535 ||
+        (*end != '\0' && *end != ','))
+        return -1;
+    return (int)id;
 }
 
 /*
@@ -59,6 +65,13 @@ static int pd_route_try(const struct pd_dccl_binding *b, bool with_ccl,
                  "gloo)",
                  s->local_size, count, b->memory, count == 1 ? "" : "s",
                  b->name);
+        return -1;
+    }
+    if (device < 0) {
+        snprintf(err, errlen,
+                 "the device id '%s' (PDMPI_DEVICE or FLAGS_selected_%s) is "
+                 "not a non-negative integer", s->device_hint,
+                 strcmp(b->name, "nccl") == 0 ? "gpus" : "xpus");
         return -1;
     }
     if (pd_dccl_select_device(&pd_route.dev, device, why, sizeof(why)) != 0) {
