@@ -22,25 +22,38 @@ static void pd_read_first_line(const char *path, char *buf, size_t len)
     buf[strcspn(buf, "\n")] = '\0';
 }
 
+/* Device and inode of path, as "dev:ino" ("0:0" if unknown). */
+static void pd_file_identity(const char *path, char *buf, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        memset(&st, 0, sizeof(st));
+    snprintf(buf, len, "%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino);
+}
+
 /*
  * Ranks on one host share its memory: same host name and boot. The
  * network namespace is part of the id too, so that two namespaces on one
  * machine (how multi-host runs are tested) count as two hosts, as they
- * do for every address-based decision.
+ * do for every address-based decision; so are the pid namespace (whose
+ * pids the shared-memory path watches) and the file system behind
+ * /dev/shm, so that containers that share a network but not those never
+ * try to meet in shared memory.
  */
 void pd_world_node_id(char *id, size_t idlen)
 {
     char host[256] = "localhost";
     char boot[64];
-    struct stat netns;
     if (gethostname(host, sizeof(host)) != 0)
         snprintf(host, sizeof(host), "localhost");
     host[sizeof(host) - 1] = '\0';
     pd_read_first_line("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
-    unsigned long long ns = 0;
-    if (stat("/proc/self/ns/net", &netns) == 0)
-        ns = (unsigned long long)netns.st_ino;
-    snprintf(id, idlen, "%s/%s/%llu", host, boot, ns);
+    char net[48], pid[48], shm[48];
+    pd_file_identity("/proc/self/ns/net", net, sizeof(net));
+    pd_file_identity("/proc/self/ns/pid", pid, sizeof(pid));
+    pd_file_identity("/dev/shm", shm, sizeof(shm));
+    snprintf(id, idlen, "%s/%s/%s/%s/%s", host, boot, net, pid, shm);
 }
 
 int pd_world_iface_addr(const char *ifname, char *addr, size_t addrlen,

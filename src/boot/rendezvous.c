@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "boot/env.h"
 #include "boot/net.h"
@@ -228,9 +229,14 @@ static void pd_join_linger(struct pd_world *w, struct pd_store_client *store,
     }
 }
 
-/* Number the nodes in order of their lowest rank. */
+/* Number the nodes in order of their lowest rank. ids[r] is rank r's
+ * "pid node-id", as it joined. */
 static void pd_number_nodes(char **ids, int size, int *node_of)
 {
+    for (int r = 0; r < size; r++) {
+        char *space = strchr(ids[r], ' ');
+        ids[r] = space != NULL ? space + 1 : ids[r];
+    }
     int nodes = 0;
     for (int r = 0; r < size; r++) {
         node_of[r] = -1;
@@ -243,16 +249,20 @@ static void pd_number_nodes(char **ids, int size, int *node_of)
 }
 
 /* The last rank to join: check the claims, number the nodes, and post
- * the verdict "dup R" or "ok N0 N1 ..." (the node of every rank). */
+ * the verdict "dup R" or "ok N0 P0 N1 P1 ..." (the node and the process
+ * id of every rank). */
 static int pd_join_judge(struct pd_world *w, struct pd_store_client *store,
                          int64_t deadline_ms, char *err, size_t errlen)
 {
-    size_t cap = 16 + (size_t)w->size * 12;
+    size_t cap = 16 + (size_t)w->size * 24;
     char *verdict = malloc(cap);
     char **ids = calloc((size_t)w->size, sizeof(char *));
+    char **names = calloc((size_t)w->size, sizeof(char *));
     int *node_of = malloc((size_t)w->size * sizeof(int));
+    int *pid_of = malloc((size_t)w->size * sizeof(int));
     int rc = -1;
-    if (verdict == NULL || ids == NULL || node_of == NULL) {
+    if (verdict == NULL || ids == NULL || names == NULL || node_of == NULL ||
+        pid_of == NULL) {
         snprintf(err, errlen, "out of memory joining the world");
         goto out;
     }
@@ -276,11 +286,15 @@ static int pd_join_judge(struct pd_world *w, struct pd_store_client *store,
                              pd_ms_left(deadline_ms), err, errlen) != 0)
                 goto out;
         }
-        pd_number_nodes(ids, w->size, node_of);
+        for (int r = 0; r < w->size; r++) {
+            pid_of[r] = (int)strtol(ids[r], NULL, 10);
+            names[r] = ids[r];
+        }
+        pd_number_nodes(names, w->size, node_of);
         size_t len = (size_t)snprintf(verdict, cap, "ok");
         for (int r = 0; r < w->size; r++)
-            len += (size_t)snprintf(verdict + len, cap - len, " %d",
-                                    node_of[r]);
+            len += (size_t)snprintf(verdict + len, cap - len, " %d %d",
+                                    node_of[r], pid_of[r]);
     }
     rc = pd_store_set(store, PD_JOIN_PREFIX "verdict", verdict,
                       strlen(verdict) + 1, err, errlen);
@@ -289,13 +303,15 @@ out:
         for (int r = 0; r < w->size; r++)
             free(ids[r]);
     free(ids);
+    free(names);
     free(node_of);
+    free(pid_of);
     free(verdict);
     return rc;
 }
 
-/* Read "ok N0 N1 ..." into w->node_of; fill local rank and size where
- * the launcher did not say them. */
+/* Read "ok N0 P0 N1 P1 ..." into w->node_of and w->pid_of; fill local
+ * rank and size where the launcher did not say them. */
 static int pd_join_apply(struct pd_world *w, char *verdict, char *err,
                          size_t errlen)
 {
@@ -307,7 +323,9 @@ static int pd_join_apply(struct pd_world *w, char *verdict, char *err,
         return -1;
     }
     w->node_of = malloc((size_t)w->size * sizeof(int));
-    if (w->node_of == NULL || strncmp(verdict, "ok", 2) != 0) {
+    w->pid_of = malloc((size_t)w->size * sizeof(int));
+    if (w->node_of == NULL || w->pid_of == NULL ||
+        strncmp(verdict, "ok", 2) != 0) {
         snprintf(err, errlen, "%s: malformed world verdict from the store",
                  w->launcher_desc);
         return -1;
@@ -322,7 +340,15 @@ static int pd_join_apply(struct pd_world *w, char *verdict, char *err,
                      w->launcher_desc);
             return -1;
         }
+        p = end;
+        long pid = strtol(p, &end, 10);
+        if (end == p || pid < 0 || pid > INT32_MAX) {
+            snprintf(err, errlen, "%s: malformed world verdict from the store",
+                     w->launcher_desc);
+            return -1;
+        }
         w->node_of[r] = (int)node;
+        w->pid_of[r] = (int)pid;
         if (node + 1 > w->num_nodes)
             w->num_nodes = (int)node + 1;
         p = end;
@@ -348,9 +374,10 @@ static int pd_join(struct pd_world *w, struct pd_store_client *store,
                    int64_t deadline_ms, int timeout_ms, char *err,
                    size_t errlen)
 {
-    char key[64], id[PD_NODE_ID_LEN];
+    char key[64], id[PD_NODE_ID_LEN + 16];
     int64_t claims = 0, joined = 0;
-    pd_world_node_id(id, sizeof(id));
+    int at = snprintf(id, sizeof(id), "%d ", (int)getpid());
+    pd_world_node_id(id + at, sizeof(id) - (size_t)at);
     snprintf(key, sizeof(key), PD_JOIN_PREFIX "node/%d", w->rank);
     if (pd_store_set(store, key, id, strlen(id) + 1, err, errlen) != 0)
         return -1;
@@ -421,8 +448,10 @@ int pd_world_connect(struct pd_world *w, int timeout_ms,
     int64_t start_ms = pd_net_now_ms();
     int64_t deadline_ms = start_ms + timeout_ms;
     if (w->size == 1) {
-        static int only_node = 0;
+        static int only_node = 0, only_pid;
+        only_pid = (int)getpid();
         w->node_of = &only_node;
+        w->pid_of = &only_pid;
         w->num_nodes = 1;
         w->local_rank = 0;
         w->local_size = 1;

@@ -45,6 +45,8 @@ struct pd_world {
     int *node_of;                   /* node index of every rank (after
                                        pd_world_connect) */
     int num_nodes;
+    int *pid_of;                    /* process id of every rank (ditto;
+                                       meaningful on its own node) */
     int64_t formed_ms;              /* world formation time, for the log */
 };
 
