@@ -8,9 +8,14 @@ struct pd_progress {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t work;
+    pthread_cond_t idle;            /* queue empty and nothing running */
     struct pd_request_state *head, *tail;
+    bool running;
     bool stopping;
 };
+
+/* Set on progress threads, so pd_progress_drain knows its caller. */
+static _Thread_local bool pd_on_progress_thread;
 
 static int pd_icoll_run(struct pd_request_state *st)
 {
@@ -60,16 +65,21 @@ static int pd_icoll_run(struct pd_request_state *st)
 static void *pd_progress_main(void *arg)
 {
     struct pd_progress *p = arg;
+    pd_on_progress_thread = true;
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        while (p->head == NULL && !p->stopping)
+        while (p->head == NULL && !p->stopping) {
+            p->running = false;
+            pthread_cond_broadcast(&p->idle);
             pthread_cond_wait(&p->work, &p->lock);
+        }
         struct pd_request_state *st = p->head;
         if (st == NULL)
             break;                      /* stopping and drained */
         p->head = st->next;
         if (p->head == NULL)
             p->tail = NULL;
+        p->running = true;
         pthread_mutex_unlock(&p->lock);
         if (pd_icoll_run(st) == MPI_SUCCESS)
             st->fail.errclass = MPI_SUCCESS;
@@ -93,7 +103,9 @@ static struct pd_progress *pd_progress_get(struct pd_comm_state *cs,
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->idle, NULL);
     if (pthread_create(&p->thread, NULL, pd_progress_main, p) != 0) {
+        pthread_cond_destroy(&p->idle);
         pthread_cond_destroy(&p->work);
         pthread_mutex_destroy(&p->lock);
         free(p);
@@ -121,6 +133,7 @@ int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail)
     else
         p->head = st;
     p->tail = st;
+    p->running = true;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->lock);
     return MPI_SUCCESS;
@@ -140,7 +153,24 @@ void pd_progress_stop(struct ompi_communicator_t *comm)
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->lock);
     pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->idle);
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->lock);
     free(p);
+}
+
+void pd_progress_drain(struct ompi_communicator_t *comm)
+{
+    if (pd_on_progress_thread)
+        return;
+    struct pd_comm_state *cs = comm->state;
+    pthread_mutex_lock(&cs->lock);
+    struct pd_progress *p = cs->progress;
+    pthread_mutex_unlock(&cs->lock);
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->lock);
+    while (p->running)
+        pthread_cond_wait(&p->idle, &p->lock);
+    pthread_mutex_unlock(&p->lock);
 }

@@ -11,6 +11,12 @@
 
 /* Queue req's collective on its communicator; MPI error class. */
 int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail);
+/* Wait until every nonblocking call queued on comm so far has run (a no-op
+ * on the progress thread itself). A transport that serves one call at a
+ * time in call order -- shared memory -- needs the calls started before a
+ * blocking one to finish first; they can, as every rank started them in
+ * the same order. */
+void pd_progress_drain(struct ompi_communicator_t *comm);
 /* Finish every queued call, then end comm's thread (MPI_Comm_free,
  * MPI_Finalize). */
 void pd_progress_stop(struct ompi_communicator_t *comm);
