@@ -2,13 +2,15 @@
 # PDMPI_STATS=1: rank 0 prints one table at MPI_Finalize, summed over the
 # ranks. world_check makes a known number of calls per rank: 11
 # allreduces (10 of a long, 1 of an int), 2 allgathers, 1 bcast, 1 barrier.
+# On one host the collectives go through shared memory ("shm"); with
+# PDMPI_SHM=0 through gloo.
 . "$top_srcdir/tests/lib.sh"
 pd_tmpdir
 
 for np in $PD_SIZES; do
     PDMPI_STATS=1 run_np "$np" "$top_builddir/tests/world_check" \
         > "$PD_TMP/out" 2>&1
-    way=gloo
+    way=shm
     [ "$np" -eq 1 ] && way=self
     check "np $np: one table, from rank 0" \
         test "$(grep -c '^pdmpi stats:' "$PD_TMP/out")" -eq 1
@@ -19,6 +21,10 @@ for np in $PD_SIZES; do
                grep -Eq '^  MPI_Bcast +$np ' '$PD_TMP/out' &&
                grep -Eq '^  MPI_Barrier +$np ' '$PD_TMP/out'"
 done
+PDMPI_SHM=0 PDMPI_STATS=1 run_np 2 "$top_builddir/tests/world_check" \
+    > "$PD_TMP/out" 2>&1
+check "np 2, PDMPI_SHM=0: MPI_Allreduce via gloo" \
+    grep -Eq "^  MPI_Allreduce +22 +168 B +[0-9.]+ +[0-9.]+  gloo\$" "$PD_TMP/out"
 PDMPI_STATS=2 "$top_builddir/tests/world_check" > "$PD_TMP/bad" 2>&1
 check "PDMPI_STATS=2 is refused with a message" \
     grep -q "PDMPI_STATS=2 is not 0 or 1" "$PD_TMP/bad"

@@ -13,6 +13,7 @@
 #include "core/algo.h"
 #include "core/coll.h"
 #include "core/devcoll.h"
+#include "core/hier.h"
 #include "core/log.h"
 #include "core/runtime.h"
 #include "core/stats.h"
@@ -33,9 +34,9 @@ static const char *const pd_step_name[] = {
     [PD_STEP_BARRIER] = "barrier",
 };
 
-static int pd_backend_failed(int status, struct ompi_communicator_t *comm,
-                             const char *what, const char *detail,
-                             struct pd_fail *fail)
+int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
+                           const char *what, const char *detail,
+                           struct pd_fail *fail)
 {
     int errclass = MPI_ERR_OTHER;
     if (status == PD_BACKEND_ERR_IO)
@@ -93,7 +94,7 @@ static int pd_step(struct ompi_communicator_t *comm, enum pd_step step,
     }
     if (status == PD_BACKEND_OK || status == PD_BACKEND_ERR_UNSUPPORTED)
         return status;
-    return pd_backend_failed(status, comm, pd_step_name[step], berr.msg, fail);
+    return pd_coll_backend_failed(status, comm, pd_step_name[step], berr.msg, fail);
 }
 
 static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
@@ -113,7 +114,7 @@ static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
     int status = ops->exchange(bc, msgs, n, tag, &berr);
     if (status == PD_BACKEND_OK)
         return MPI_SUCCESS;
-    return pd_backend_failed(status, comm, "exchange", berr.msg, fail);
+    return pd_coll_backend_failed(status, comm, "exchange", berr.msg, fail);
 }
 
 static int pd_host_copy(void *dst, const void *src, size_t bytes,
@@ -184,12 +185,30 @@ static int pd_allreduce_in_order(struct ompi_communicator_t *comm,
     return MPI_SUCCESS;
 }
 
+static struct pd_hier_reduction pd_hier_reduction_of(
+    const struct pd_reduction *red, size_t count)
+{
+    struct pd_hier_reduction hr = {
+        .count = count * red->elems_per_item, .elem_size = red->elem_size,
+        .fn = red->fn, .ctx = red->ctx,
+    };
+    return hr;
+}
+
 /* The host path of an allreduce, before any averaging. */
 static int pd_allreduce_host(struct ompi_communicator_t *comm, uint32_t tag,
                              const void *sendbuf, void *recvbuf, size_t count,
                              const struct pd_reduction *red, size_t bytes,
                              struct pd_fail *fail)
 {
+    struct pd_hier *h;
+    int rc = pd_hier_get(comm, &h, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (h != NULL && (red->commutative || pd_hier_single_host(h))) {
+        struct pd_hier_reduction hr = pd_hier_reduction_of(red, count);
+        return pd_hier_allreduce(comm, h, tag, sendbuf, recvbuf, &hr, fail);
+    }
     if (red->commutative) {
         struct pd_coll_args args = {
             .sendbuf = sendbuf, .recvbuf = recvbuf,
@@ -197,7 +216,7 @@ static int pd_allreduce_host(struct ompi_communicator_t *comm, uint32_t tag,
             .reduce = red->fn, .reduce_ctx = red->ctx, .root = -1, .tag = tag,
             .algorithm = pd_algo_allreduce(comm->size, bytes),
         };
-        int rc = pd_step(comm, PD_STEP_ALLREDUCE, &args, fail);
+        rc = pd_step(comm, PD_STEP_ALLREDUCE, &args, fail);
         if (rc != PD_BACKEND_ERR_UNSUPPORTED)
             return rc;
     }
@@ -242,6 +261,16 @@ int pd_coll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
     if (pd_devcoll_reduce(comm, tag, sendbuf, recvbuf, count, type, op, root,
                           fail, &rc))
         return rc;
+    struct pd_hier *h;
+    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+        return rc;
+    if (h != NULL && (red.commutative || pd_hier_single_host(h))) {
+        struct pd_hier_reduction hr = pd_hier_reduction_of(&red, count);
+        rc = pd_hier_reduce(comm, h, tag, sendbuf, recvbuf, &hr, root, fail);
+        if (rc == MPI_SUCCESS && red.average && comm->rank == root)
+            pd_reduction_average(&red, recvbuf, count, comm->size);
+        return rc;
+    }
     if (red.commutative) {
         struct pd_coll_args args = {
             .sendbuf = sendbuf, .recvbuf = recvbuf,
@@ -281,6 +310,11 @@ int pd_coll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
     int rc;
     if (pd_devcoll_bcast(comm, tag, buffer, bytes, root, fail, &rc))
         return rc;
+    struct pd_hier *h;
+    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+        return rc;
+    if (h != NULL)
+        return pd_hier_bcast(comm, h, tag, buffer, bytes, root, fail);
     struct pd_coll_args args = {
         .recvbuf = buffer, .count = bytes, .elem_size = 1, .root = root,
         .tag = tag,
@@ -302,6 +336,14 @@ int pd_coll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
     int rc;
     if (pd_devcoll_allgather(comm, tag, sendbuf, recvbuf, bytes, fail, &rc))
         return rc;
+    struct pd_hier *h;
+    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+        return rc;
+    if (h != NULL) {
+        struct pd_layout packed = { NULL, NULL, bytes };
+        return pd_hier_allgatherv(comm, h, tag, sendbuf, recvbuf, &packed,
+                                  fail);
+    }
     struct pd_coll_args args = {
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = bytes,
         .elem_size = 1, .root = -1, .tag = tag,
@@ -501,6 +543,23 @@ int pd_coll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
             before += (size_t)counts[i];
         total += (size_t)counts[i];
     }
+    struct pd_reduction red;
+    struct pd_hier *h;
+    if (total > 0 && pd_op_reduction(op, type, &red) &&
+        red.elems_per_item == 1) {
+        if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+            return rc;
+        /* On one host each rank reduces and keeps its block directly. */
+        if (h != NULL && pd_hier_single_host(h)) {
+            struct pd_hier_reduction hr = pd_hier_reduction_of(&red, total);
+            rc = pd_hier_reduce_scatter(comm, h, sendbuf, recvbuf, counts,
+                                        &hr, fail);
+            if (rc == MPI_SUCCESS && red.average)
+                pd_reduction_average(&red, recvbuf,
+                                     (size_t)counts[comm->rank], comm->size);
+            return rc;
+        }
+    }
     const void *input = sendbuf != NULL ? sendbuf : recvbuf;
     char *reduced = pd_alloc(total * extent, fail);
     if (reduced == NULL)
@@ -549,8 +608,14 @@ int pd_coll_scan(struct ompi_communicator_t *comm, uint32_t tag,
 int pd_coll_barrier(struct ompi_communicator_t *comm, uint32_t tag,
                     struct pd_fail *fail)
 {
+    struct pd_hier *h;
+    int rc = pd_hier_get(comm, &h, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (h != NULL)
+        return pd_hier_barrier(comm, h, tag, fail);
     struct pd_coll_args args = { .root = -1, .tag = tag };
-    int rc = pd_step(comm, PD_STEP_BARRIER, &args, fail);
+    rc = pd_step(comm, PD_STEP_BARRIER, &args, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)
         return rc;
     char token = 0, *all;
@@ -566,6 +631,11 @@ int pd_coll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
     int rc;
     if (pd_devcoll_allgatherv(comm, tag, sendbuf, recvbuf, recv, fail, &rc))
         return rc;
+    struct pd_hier *h;
+    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+        return rc;
+    if (h != NULL)
+        return pd_hier_allgatherv(comm, h, tag, sendbuf, recvbuf, recv, fail);
     return pd_coll_allgatherv_via(&pd_host_path, comm, tag, sendbuf, recvbuf,
                                   recv, fail);
 }

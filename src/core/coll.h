@@ -26,6 +26,12 @@ struct pd_layout {
 void pd_layout_block(const struct pd_layout *l, int i, size_t *offset,
                      size_t *bytes);
 
+/* A backend's failure status (PD_BACKEND_ERR_*) and message as an MPI
+ * error class in fail, naming the step and the communicator. */
+int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
+                           const char *what, const char *detail,
+                           struct pd_fail *fail);
+
 int pd_coll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
                       const void *sendbuf, void *recvbuf, size_t count,
                       MPI_Datatype type, MPI_Op op, struct pd_fail *fail);

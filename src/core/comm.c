@@ -8,6 +8,7 @@
 #include "core/coll.h"
 #include "core/comm.h"
 #include "core/group.h"
+#include "core/hier.h"
 #include "core/log.h"
 #include "core/p2p.h"
 #include "core/progress.h"
@@ -90,51 +91,72 @@ static void pd_choose_bind(const char **iface, const char **host,
         *host = hostbuf;
 }
 
-/* Connect comm's backend context; called with the state's lock held. */
-static int pd_connect(struct ompi_communicator_t *comm, struct pd_fail *fail)
+int pd_comm_store_client(struct pd_store_client **store, const char *what,
+                         struct pd_fail *fail)
 {
-    struct pd_comm_state *st = comm->state;
+    char err[512];
+    *store = NULL;
+    if (pd_rt.store == NULL)
+        return MPI_SUCCESS;
+    if (pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
+                         pd_rt.world.rank, pd_rt.config.timeout_ms, store,
+                         err, sizeof(err)) != 0) {
+        pd_fail_set(fail, MPI_ERR_OTHER, "cannot reach the rendezvous store "
+                    "to connect %s: %s", what, err);
+        return fail->errclass;
+    }
+    return MPI_SUCCESS;
+}
+
+int pd_comm_connect_host(const char *label, int rank, int size,
+                         const char *prefix,
+                         const struct pd_backend_ops **ops,
+                         struct pd_backend_comm **bc, struct pd_fail *fail)
+{
     char err[512], hostbuf[256];
-    if (pd_route_host_backend(comm->size, &st->host_ops, err, sizeof(err)) != 0) {
+    *bc = NULL;
+    if (pd_route_host_backend(size, ops, err, sizeof(err)) != 0) {
         pd_fail_set(fail, MPI_ERR_OTHER, "%s", err);
-        return -1;
+        return fail->errclass;
     }
     /* Each connection gets a store client of its own: rendezvous waits
      * hold a client, and communicators connecting at once from several
      * threads must not wait behind each other's waits. */
     struct pd_store_client *store = NULL;
-    if (comm->size > 1 && pd_rt.store != NULL &&
-        pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
-                         pd_rt.world.rank, pd_rt.config.timeout_ms, &store,
-                         err, sizeof(err)) != 0) {
-        pd_fail_set(fail, MPI_ERR_OTHER, "cannot reach the rendezvous store "
-                    "to connect %s: %s", st->id, err);
-        return -1;
-    }
+    if (size > 1 && pd_comm_store_client(&store, prefix, fail) != MPI_SUCCESS)
+        return fail->errclass;
     struct pd_backend_comm_init init = {
-        .rank = comm->rank,
-        .size = comm->size,
+        .rank = rank,
+        .size = size,
         .store = store,
-        .store_prefix = st->id,
+        .store_prefix = prefix,
         .timeout_ms = pd_rt.config.timeout_ms,
     };
     pd_choose_bind(&init.bind_iface, &init.bind_host, hostbuf,
                    sizeof(hostbuf));
     struct pd_backend_error berr = { .msg = "" };
-    int rc = st->host_ops->comm_create(&init, &st->host_comm, &berr);
+    int rc = (*ops)->comm_create(&init, bc, &berr);
     if (store != NULL)
         pd_store_close(store);
     if (rc != 0) {
         pd_fail_set(fail, MPI_ERR_OTHER,
-                    "cannot connect %s (rank %d of %d) with %s: %s",
-                    comm->name[0] ? comm->name : st->id, comm->rank,
-                    comm->size, st->host_ops->name, berr.msg);
-        st->host_comm = NULL;
-        return -1;
+                    "cannot connect %s (rank %d of %d) with %s: %s", label,
+                    rank, size, (*ops)->name, berr.msg);
+        *bc = NULL;
+        return fail->errclass;
     }
-    pd_log(PD_LOG_TRACE, "connected communicator %s (%d ranks) via %s",
-           st->id, comm->size, st->host_ops->name);
-    return 0;
+    pd_log(PD_LOG_TRACE, "connected %s (%d ranks) via %s", label, size,
+           (*ops)->name);
+    return MPI_SUCCESS;
+}
+
+/* Connect comm's backend context; called with the state's lock held. */
+static int pd_connect(struct ompi_communicator_t *comm, struct pd_fail *fail)
+{
+    struct pd_comm_state *st = comm->state;
+    return pd_comm_connect_host(comm->name[0] ? comm->name : st->id,
+                                comm->rank, comm->size, st->id, &st->host_ops,
+                                &st->host_comm, fail) == MPI_SUCCESS ? 0 : -1;
 }
 
 int pd_comm_backend(struct ompi_communicator_t *comm,
@@ -495,6 +517,7 @@ static void pd_comm_release_state(struct ompi_communicator_t *comm)
         return;
     pd_progress_stop(comm);
     pd_p2p_release(comm);
+    pd_hier_free(st->hier);
     if (st->host_comm != NULL)
         st->host_ops->comm_destroy(st->host_comm);
     pd_dccl_comm_destroy(st->dev_comm, false);

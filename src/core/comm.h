@@ -13,6 +13,8 @@
 #include "core/objects.h"
 
 struct pd_dccl_comm;
+struct pd_hier;
+struct pd_store_client;
 
 #define PD_COMM_ID_LEN 160
 
@@ -39,6 +41,8 @@ struct pd_comm_state {
     struct pd_progress *progress;        /* started by the first I-call */
     struct pd_p2p *p2p;                  /* started by the first message */
     struct pd_dccl_comm *dev_comm;       /* device CCL, on first device call */
+    struct pd_hier *hier;                /* host path by host (core/hier.c) */
+    bool hier_known;                     /* hier decided (may be NULL) */
 };
 
 /* A failure inside core: the MPI error class and a one-line reason. */
@@ -65,12 +69,25 @@ int pd_comm_backend(struct ompi_communicator_t *comm,
                     const struct pd_backend_ops **ops,
                     struct pd_backend_comm **bc, struct pd_fail *fail);
 
-/* The first of PD_TAGS_PER_CALL tags for the next call on comm. */
+/* A host backend context of size ranks named prefix (unique in the job),
+ * connected through the store: comm's own, or one of its parts (core/
+ * hier.c). label names it in messages. Collective over the ranks. */
+int pd_comm_connect_host(const char *label, int rank, int size,
+                         const char *prefix,
+                         const struct pd_backend_ops **ops,
+                         struct pd_backend_comm **bc, struct pd_fail *fail);
+
+/* A store client of one's own (NULL in a world of one); what names the
+ * purpose in the message if the store cannot be reached. */
+int pd_comm_store_client(struct pd_store_client **store, const char *what,
+                         struct pd_fail *fail);
+
 /* comm's device-CCL context, created on first use (collective: every
  * member calls it at the same point). */
 int pd_comm_device(struct ompi_communicator_t *comm,
                    struct pd_dccl_comm **out, struct pd_fail *fail);
 
+/* The first of PD_TAGS_PER_CALL tags for the next call on comm. */
 uint32_t pd_comm_reserve_tags(struct ompi_communicator_t *comm);
 
 /* World rank of rank r of comm. */

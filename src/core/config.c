@@ -31,6 +31,50 @@ static int pd_copy_bounded(const char *name, const char *text, char *dst,
     return 0;
 }
 
+/* A whole decimal number in [min, max], or -1. */
+static int pd_parse_long(const char *text, long min, long max, long *out)
+{
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
+{
+    const char *v = getenv("PDMPI_SHM");
+    if (v != NULL && v[0] != '\0') {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+            snprintf(err, errlen, "PDMPI_SHM=%s is not 0 or 1", v);
+            return -1;
+        }
+        c->shm = v[0] == '1';
+    }
+    v = getenv("PDMPI_SHM_SPIN");
+    if (v != NULL && v[0] != '\0' &&
+        pd_parse_long(v, 0, 1000000000L, &c->shm_spin) != 0) {
+        snprintf(err, errlen, "PDMPI_SHM_SPIN=%s is not a number of polls in "
+                 "[0, 1000000000]", v);
+        return -1;
+    }
+    v = getenv("PDMPI_SHM_CHUNK");
+    long chunk;
+    if (v != NULL && v[0] != '\0') {
+        if (pd_parse_long(v, (long)PD_MIN_SHM_CHUNK, (long)PD_MAX_SHM_CHUNK,
+                          &chunk) != 0 || chunk % 64 != 0) {
+            snprintf(err, errlen, "PDMPI_SHM_CHUNK=%s is not a number of bytes "
+                     "in [%zu, %zu] divisible by 64", v, PD_MIN_SHM_CHUNK,
+                     PD_MAX_SHM_CHUNK);
+            return -1;
+        }
+        c->shm_chunk = (size_t)chunk;
+    }
+    return 0;
+}
+
 int pd_config_load(struct pd_config *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
@@ -38,6 +82,9 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     c->timeout_ms = PD_DEFAULT_TIMEOUT_S * 1000;
     strcpy(c->backend, "auto");
     strcpy(c->launcher, "auto");
+    c->shm = 1;
+    c->shm_spin = -1;
+    c->shm_chunk = PD_DEFAULT_SHM_CHUNK;
 
     const char *v = getenv("PDMPI_DEBUG");
     if (v != NULL && v[0] != '\0' && pd_parse_debug(v, &c->debug_level) != 0) {
@@ -113,6 +160,9 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
         }
         c->device_fallback_error = strcmp(v, "error") == 0;
     }
+
+    if (pd_config_load_shm(c, err, errlen) != 0)
+        return -1;
 
     static const struct {
         const char *name;

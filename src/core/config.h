@@ -10,6 +10,9 @@
 #include "backend/backend.h"
 
 #define PD_DEFAULT_TIMEOUT_S 300
+#define PD_DEFAULT_SHM_CHUNK ((size_t)256 << 10)
+#define PD_MIN_SHM_CHUNK ((size_t)4 << 10)
+#define PD_MAX_SHM_CHUNK ((size_t)64 << 20)
 
 struct pd_config {
     int debug_level;            /* PDMPI_DEBUG: none|warn|info|trace */
@@ -20,6 +23,9 @@ struct pd_config {
     int stats;                  /* PDMPI_STATS: 0 | 1 */
     enum pd_algo algo_allreduce;  /* PDMPI_ALGO_ALLREDUCE; DEFAULT = table */
     int device_fallback_error;  /* PDMPI_DEVICE_FALLBACK: stage (0) | error */
+    int shm;                    /* PDMPI_SHM: 1 (default) | 0 */
+    long shm_spin;              /* PDMPI_SHM_SPIN; -1 = automatic */
+    size_t shm_chunk;           /* PDMPI_SHM_CHUNK, bytes */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */
     char cudart_lib[512];       /* PDMPI_CUDART_LIB */

@@ -79,8 +79,11 @@ static void pd_stats_ways_text(int ways, const char *host, char *buf,
     struct pd_dccl *rt = pd_route_runtime();
     size_t used = 0;
     buf[0] = '\0';
-    if (ways & PD_WAY_HOST)
-        used += (size_t)snprintf(buf + used, len - used, "%s", host);
+    if (ways & PD_WAY_SHM)
+        used += (size_t)snprintf(buf + used, len - used, "shm");
+    if ((ways & PD_WAY_HOST) && used < len)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                 used ? "+" : "", host);
     if ((ways & PD_WAY_DEVICE) && used < len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s",
                                  used ? "+" : "", dev ? dev->b->name : "device");

@@ -1,0 +1,311 @@
+/*
+ * The segment's life: local rank 0 creates it under a fresh name, passes
+ * the name through the store, every rank maps it and says so, and rank 0
+ * removes the name once all have: from then on the memory lives exactly as
+ * long as the mappings, whatever happens to the processes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/shm/shm_internal.h"
+#include "boot/net.h"
+#include "boot/store.h"
+
+size_t pd_shm_segment_bytes(int size, size_t chunk)
+{
+    size_t lines = (size_t)size * PD_SHM_LINE_BYTES;
+    size_t first = (PD_SHM_HEADER_BYTES + lines + 4095) & ~(size_t)4095;
+    return first + 2 * (size_t)(size + 1) * chunk;
+}
+
+/* FNV-1a, to fold the job key and the communicator into a short name. */
+static uint64_t pd_hash(uint64_t h, const char *s)
+{
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static void pd_segment_name(const struct pd_shm_init *init, char *name,
+                            size_t len)
+{
+    static _Atomic unsigned serial;
+    uint64_t h = pd_hash(pd_hash(0xcbf29ce484222325ull, init->job_key),
+                         init->store_prefix);
+    snprintf(name, len, "/pdmpi-%016llx-%d-%u", (unsigned long long)h,
+             (int)getpid(), atomic_fetch_add(&serial, 1));
+}
+
+static int pd_fail(struct pd_backend_error *err, int status, const char *fmt,
+                   const char *a, const char *b)
+{
+    snprintf(err->msg, sizeof(err->msg), fmt, a, b);
+    return status;
+}
+
+/*
+ * A segment's name is removed as soon as every rank has mapped it; only a
+ * rank 0 killed in between leaves one behind. Names carry the creator's
+ * pid: remove those whose creator is gone and that are older than a
+ * minute (a live segment keeps its name for seconds at most, and the age
+ * guards against a pid from another pid namespace that shares /dev/shm).
+ */
+static void pd_sweep_stale(void)
+{
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        unsigned long long hash;
+        int pid, end = 0;
+        unsigned serial;
+        if (sscanf(e->d_name, "pdmpi-%16llx-%d-%u%n", &hash, &pid, &serial,
+                   &end) != 3 || e->d_name[end] != '\0')
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
+            now - st.st_mtime < 60 || !pd_shm_process_gone((pid_t)pid))
+            continue;
+        char name[300];
+        snprintf(name, sizeof(name), "/%s", e->d_name);
+        shm_unlink(name);
+    }
+    closedir(d);
+}
+
+/* Local rank 0: a new segment of c->bytes, reserved now (a full /dev/shm
+ * fails here with a message, not later with SIGBUS). */
+static int pd_segment_create(struct pd_shm_comm *c, const char *name,
+                             struct pd_backend_error *err)
+{
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* Left by a killed process that had our pid: not ours to keep. */
+        shm_unlink(name);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    }
+    if (fd < 0)
+        return pd_fail(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
+                       strerror(errno));
+    int rc = posix_fallocate(fd, 0, (off_t)c->bytes);
+    if (rc != 0) {
+        close(fd);
+        shm_unlink(name);
+        char size[32];
+        snprintf(size, sizeof(size), "%zu", c->bytes);
+        return pd_fail(err, PD_BACKEND_ERR_NOMEM,
+                       "cannot reserve %s bytes of shared memory in /dev/shm: "
+                       "%s", size, strerror(rc));
+    }
+    c->base = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (c->base == MAP_FAILED) {
+        c->base = NULL;
+        shm_unlink(name);
+        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "mmap(%s): %s", name,
+                       strerror(errno));
+    }
+    c->header = (struct pd_shm_header *)c->base;
+    c->header->size = (uint32_t)c->size;
+    c->header->chunk = c->chunk;
+    c->header->bytes = c->bytes;
+    for (int r = 0; r < c->size; r++)
+        pd_shm_line(c, r)->pid = (int32_t)c->pids[r];
+    atomic_thread_fence(memory_order_release);
+    c->header->magic = PD_SHM_MAGIC;
+    return PD_BACKEND_OK;
+}
+
+/* The other local ranks: map rank 0's segment and check it is the one
+ * this communicator expects. */
+static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
+                             struct pd_backend_error *err)
+{
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0)
+        return pd_fail(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
+                       strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != c->bytes) {
+        close(fd);
+        return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+                       "shared memory segment %s has an unexpected size%s",
+                       name, " (ranks disagree on PDMPI_SHM_CHUNK?)");
+    }
+    c->base = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (c->base == MAP_FAILED) {
+        c->base = NULL;
+        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "mmap(%s): %s", name,
+                       strerror(errno));
+    }
+    c->header = (struct pd_shm_header *)c->base;
+    if (c->header->magic != PD_SHM_MAGIC || c->header->size != (uint32_t)c->size ||
+        c->header->chunk != c->chunk)
+        return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+                       "shared memory segment %s does not match this "
+                       "communicator%s", name, "");
+    return PD_BACKEND_OK;
+}
+
+/* Rank 0: wait until every rank has mapped the segment -- bounded by the
+ * timeout, and cut short if a rank that has not is gone. */
+static int pd_wait_mapped(struct pd_shm_comm *c, const char *name,
+                          struct pd_backend_error *err)
+{
+    int64_t deadline = pd_net_now_ms() + c->timeout_ms;
+    int64_t next_check = 0;
+    for (int r = 0; r < c->size;) {
+        if (atomic_load(&pd_shm_line(c, r)->mapped)) {
+            r++;
+            continue;
+        }
+        int64_t now = pd_net_now_ms();
+        if (now >= next_check) {
+            if (pd_shm_process_gone((pid_t)c->pids[r])) {
+                snprintf(err->msg, sizeof(err->msg),
+                         "rank %d (pid %d, this host) is gone before mapping "
+                         "shared memory segment %s", c->comm_ranks[r],
+                         c->pids[r], name);
+                return PD_BACKEND_ERR_IO;
+            }
+            next_check = now + 100;
+        }
+        if (now >= deadline)
+            return pd_fail(err, PD_BACKEND_ERR_TIMEOUT,
+                           "not every rank on this host mapped shared memory "
+                           "segment %s within PDMPI_TIMEOUT%s", name, "");
+        usleep(200);
+    }
+    return PD_BACKEND_OK;
+}
+
+/* The other ranks: local rank 0's segment name from the store, asking in
+ * short waits so that a rank 0 that died is noticed at once. */
+static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
+                       const char *key, void **value, size_t *len,
+                       struct pd_backend_error *err)
+{
+    char serr[320];
+    int64_t deadline = pd_net_now_ms() + c->timeout_ms;
+    for (;;) {
+        int64_t left = deadline - pd_net_now_ms();
+        int wait = left < 200 ? (int)(left > 0 ? left : 0) : 200;
+        if (pd_store_get(store, key, value, len, wait, serr,
+                         sizeof(serr)) == 0)
+            return PD_BACKEND_OK;
+        if (pd_shm_process_gone((pid_t)c->pids[0])) {
+            snprintf(err->msg, sizeof(err->msg),
+                     "rank %d (pid %d, this host) is gone before creating "
+                     "the shared memory segment", c->comm_ranks[0],
+                     c->pids[0]);
+            return PD_BACKEND_ERR_IO;
+        }
+        if (wait < 200)
+            return pd_fail(err, PD_BACKEND_ERR_TIMEOUT,
+                           "local rank 0 did not publish its shared memory "
+                           "segment within PDMPI_TIMEOUT: %s%s", serr, "");
+    }
+}
+
+static long pd_default_spin(int size)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        cpus = CPU_COUNT(&set);
+    /* More ranks than processors: the rank being waited for may need this
+     * processor, so give it up almost at once. */
+    return size > cpus ? 64 : 20000;
+}
+
+int pd_shm_comm_create(const struct pd_shm_init *init,
+                       struct pd_shm_comm **out, struct pd_backend_error *err)
+{
+    *out = NULL;
+    struct pd_shm_comm *c = calloc(1, sizeof(*c));
+    int *ranks = malloc(2 * (size_t)init->size * sizeof(int));
+    if (c == NULL || ranks == NULL) {
+        free(c);
+        free(ranks);
+        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "out of memory%s%s", "", "");
+    }
+    memcpy(ranks, init->comm_ranks, (size_t)init->size * sizeof(int));
+    memcpy(ranks + init->size, init->pids, (size_t)init->size * sizeof(int));
+    c->rank = init->rank;
+    c->size = init->size;
+    c->comm_ranks = ranks;
+    c->pids = ranks + init->size;
+    c->chunk = init->chunk;
+    c->spin = init->spin >= 0 ? init->spin : pd_default_spin(init->size);
+    c->timeout_ms = init->timeout_ms;
+    c->bytes = pd_shm_segment_bytes(init->size, init->chunk);
+
+    char key[256], name[128], serr[320];
+
+    snprintf(key, sizeof(key), "%s/shm", init->store_prefix);
+    int rc;
+    if (c->rank == 0) {
+        pd_sweep_stale();
+        pd_segment_name(init, name, sizeof(name));
+        rc = pd_segment_create(c, name, err);
+        if (rc == PD_BACKEND_OK &&
+            pd_store_set(init->store, key, name, strlen(name) + 1, serr,
+                         sizeof(serr)) != 0)
+            rc = pd_fail(err, PD_BACKEND_ERR_IO,
+                         "cannot publish the shared memory segment: %s%s",
+                         serr, "");
+    } else {
+        void *value = NULL;
+        size_t len = 0;
+        rc = pd_get_name(c, init->store, key, &value, &len, err);
+        if (rc != PD_BACKEND_OK) {
+            /* err says why */
+        } else if (len == 0 || len > sizeof(name) ||
+                   ((char *)value)[len - 1] != '\0') {
+            rc = pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+                         "malformed shared memory segment name in the store "
+                         "at %s%s", key, "");
+        } else {
+            memcpy(name, value, len);
+            rc = pd_segment_attach(c, name, err);
+        }
+        free(value);
+    }
+    if (rc == PD_BACKEND_OK) {
+        atomic_store(&pd_shm_line(c, c->rank)->mapped, 1);
+        if (c->rank == 0) {
+            rc = pd_wait_mapped(c, name, err);
+            shm_unlink(name);
+        }
+    } else if (c->rank == 0 && c->base != NULL) {
+        shm_unlink(name);
+    }
+    if (rc != PD_BACKEND_OK) {
+        pd_shm_comm_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return PD_BACKEND_OK;
+}
+
+void pd_shm_comm_destroy(struct pd_shm_comm *c)
+{
+    if (c == NULL)
+        return;
+    if (c->base != NULL)
+        munmap(c->base, c->bytes);
+    free(c->comm_ranks);
+    free(c);
+}

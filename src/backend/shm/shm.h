@@ -1,0 +1,78 @@
+/*
+ * Shared-memory transport for the ranks of one communicator that share a
+ * host: the intra-host half of core's hierarchical host path (core/hier.c).
+ *
+ * One POSIX shared-memory segment per communicator per host. Ranks signal
+ * each other through per-rank sequence counters in the segment and move
+ * data through per-rank slots, double buffered so that consecutive steps
+ * overlap; a waiting rank spins, then yields, then sleeps on a futex, and
+ * notices a local rank that died instead of waiting for it forever.
+ *
+ * Like a backend it sees buffers, element counts and sizes, a reduction
+ * kernel -- never MPI handles. Results are bitwise identical on every
+ * rank: every element is reduced once, in local-rank order.
+ */
+#ifndef PD_BACKEND_SHM_H
+#define PD_BACKEND_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pd_shm_comm;
+
+struct pd_shm_init {
+    int rank;                       /* local rank: 0 creates the segment */
+    int size;                       /* local ranks on this host */
+    const int *comm_ranks;          /* communicator rank of each, for messages */
+    const int *pids;                /* process id of each, to watch */
+    struct pd_store_client *store;  /* to pass the segment's name */
+    const char *store_prefix;       /* unique per communicator and host */
+    const char *job_key;            /* part of the segment's name */
+    int timeout_ms;                 /* bounds every wait */
+    long spin;                      /* polls before yielding; < 0: automatic */
+    size_t chunk;                   /* slot bytes per rank per buffer */
+};
+
+/* Bytes of the segment pd_shm_comm_create makes for size ranks. */
+size_t pd_shm_segment_bytes(int size, size_t chunk);
+
+/* Collective over the local ranks. The segment's name leaves the file
+ * system as soon as every rank has mapped it, so nothing is left behind in
+ * /dev/shm even if a rank dies later. */
+int pd_shm_comm_create(const struct pd_shm_init *init,
+                       struct pd_shm_comm **out, struct pd_backend_error *err);
+void pd_shm_comm_destroy(struct pd_shm_comm *comm);
+
+/* A reduction of count elements of elem_size bytes at in. Each rank keeps
+ * elements [want_from, want_to) of the result, element want_from at out
+ * (an empty range keeps nothing): allreduce keeps all, reduce only at the
+ * root, reduce-scatter each its block. out may be in itself, or lie in it
+ * no later than element want_from (the in-place reduce-scatter). */
+int pd_shm_reduce(struct pd_shm_comm *comm, const void *in, void *out,
+                  size_t count, size_t elem_size, pd_reduce_fn fn,
+                  const void *ctx, size_t want_from, size_t want_to,
+                  struct pd_backend_error *err);
+
+/* root's bytes at buf to every rank whose keep is true. */
+int pd_shm_bcast(struct pd_shm_comm *comm, void *buf, size_t bytes, int root,
+                 bool keep, struct pd_backend_error *err);
+
+/* Rank i's bytes[i] bytes to offset offs[i] of out on every rank; in is
+ * this rank's block (NULL: already in place in out). */
+int pd_shm_allgatherv(struct pd_shm_comm *comm, const void *in, void *out,
+                      const size_t *offs, const size_t *bytes,
+                      struct pd_backend_error *err);
+
+int pd_shm_barrier(struct pd_shm_comm *comm, struct pd_backend_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * Collectives over the segment (layout and step protocol: shm_internal.h).
+ *
+ * Reductions come in two sizes:
+ * - small (up to PD_SHM_SMALL_BYTES): one step; every rank puts its input
+ *   in its line or slot, and each rank that wants results folds all inputs
+ *   itself, in rank order -- one signal, no second round trip;
+ * - large: per chunk, every rank copies its input in, reduces its own
+ *   1/size share of the chunk across all slots (rank order) into the
+ *   result area, then copies out the parts it wants. The chunk (one slot)
+ *   is small enough for the working set to stay in cache.
+ * Either way every element is folded in rank order by one deterministic
+ * loop, so every rank gets the same bits.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/shm/shm_internal.h"
+
+/* Up to here every wanting rank folds every input itself. */
+#define PD_SHM_SMALL_BYTES 4096
+
+static size_t pd_min(size_t a, size_t b) { return a < b ? a : b; }
+static size_t pd_max(size_t a, size_t b) { return a > b ? a : b; }
+
+/* Where rank r's input of one small step lies. */
+static const unsigned char *pd_small_input(struct pd_shm_comm *c, uint32_t j,
+                                           int r, size_t bytes)
+{
+    if (bytes <= PD_SHM_INLINE_BYTES)
+        return pd_shm_line(c, r)->inline_data[j & 1];
+    return pd_shm_slot(c, j, r);
+}
+
+/* out[0..n) := in_0 op in_1 op ... op in_{size-1}, element offset from. */
+static void pd_fold(struct pd_shm_comm *c, unsigned char *out,
+                    const unsigned char *const *inputs, size_t from, size_t n,
+                    size_t es, pd_reduce_fn fn, const void *ctx)
+{
+    size_t at = from * es;
+    if (c->size == 1) {
+        memcpy(out, inputs[0] + at, n * es);
+        return;
+    }
+    fn(out, inputs[0] + at, inputs[1] + at, n, ctx);
+    for (int r = 2; r < c->size; r++)
+        fn(out, out, inputs[r] + at, n, ctx);
+}
+
+static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
+                           unsigned char *out, size_t count, size_t es,
+                           pd_reduce_fn fn, const void *ctx, size_t want_from,
+                           size_t want_to, struct pd_backend_error *err)
+{
+    uint32_t j;
+    size_t bytes = count * es;
+    int rc = pd_shm_begin_step(c, &j, "reduce", err);
+    if (rc != PD_BACKEND_OK)
+        return rc;
+    memcpy((void *)pd_small_input(c, j, c->rank, bytes), in, bytes);
+    pd_shm_post(c, PD_SHM_ARRIVED, j);
+    if (want_to > want_from) {
+        rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "reduce", err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+        const unsigned char *inputs[c->size];
+        for (int r = 0; r < c->size; r++)
+            inputs[r] = pd_small_input(c, j, r, bytes);
+        pd_fold(c, out, inputs, want_from,
+                want_to - want_from, es, fn, ctx);
+    }
+    pd_shm_post(c, PD_SHM_DONE, j);
+    return PD_BACKEND_OK;
+}
+
+/* One chunk of a large reduction: elements [off, off + n) of the whole. */
+static int pd_reduce_chunk(struct pd_shm_comm *c, const unsigned char *in,
+                           unsigned char *out, size_t off, size_t n, size_t es,
+                           pd_reduce_fn fn, const void *ctx, size_t want_from,
+                           size_t want_to, struct pd_backend_error *err)
+{
+    uint32_t j;
+    int rc = pd_shm_begin_step(c, &j, "reduce", err);
+    if (rc != PD_BACKEND_OK)
+        return rc;
+    /* This rank's share of the chunk; it reads its own input for that
+     * share directly, so only the rest needs to go through its slot. */
+    size_t lo = n * (size_t)c->rank / (size_t)c->size;
+    size_t hi = n * (size_t)(c->rank + 1) / (size_t)c->size;
+    unsigned char *slot = pd_shm_slot(c, j, c->rank);
+    const unsigned char *mine = in + off * es;
+    memcpy(slot, mine, lo * es);
+    memcpy(slot + hi * es, mine + hi * es, (n - hi) * es);
+    pd_shm_post(c, PD_SHM_ARRIVED, j);
+    rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "reduce", err);
+    if (rc != PD_BACKEND_OK)
+        return rc;
+    unsigned char *result = pd_shm_slot(c, j, c->size);
+    if (hi > lo) {
+        const unsigned char *inputs[c->size];
+        for (int r = 0; r < c->size; r++)
+            inputs[r] = r == c->rank ? mine : pd_shm_slot(c, j, r);
+        pd_fold(c, result + lo * es, inputs, lo, hi - lo, es, fn, ctx);
+    }
+    pd_shm_post(c, PD_SHM_REDUCED, j);
+    size_t from = pd_max(want_from, off), to = pd_min(want_to, off + n);
+    if (to > from) {
+        rc = pd_shm_wait(c, PD_SHM_REDUCED, j, -1, "reduce", err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+        memcpy(out + (from - want_from) * es, result + (from - off) * es,
+               (to - from) * es);
+    }
+    pd_shm_post(c, PD_SHM_DONE, j);
+    return PD_BACKEND_OK;
+}
+
+int pd_shm_reduce(struct pd_shm_comm *c, const void *in, void *out,
+                  size_t count, size_t es, pd_reduce_fn fn, const void *ctx,
+                  size_t want_from, size_t want_to,
+                  struct pd_backend_error *err)
+{
+    const unsigned char *src = in;
+    if (count * es <= PD_SHM_SMALL_BYTES && count * es <= c->chunk)
+        return pd_reduce_small(c, src, out, count, es, fn, ctx, want_from,
+                               want_to, err);
+    size_t per = c->chunk / es;
+    if (per == 0) {
+        snprintf(err->msg, sizeof(err->msg),
+                 "an element of %zu bytes does not fit a %zu-byte chunk", es,
+                 c->chunk);
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    }
+    for (size_t off = 0; off < count; off += per) {
+        int rc = pd_reduce_chunk(c, src, out, off, pd_min(per, count - off),
+                                 es, fn, ctx, want_from, want_to, err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+    }
+    return PD_BACKEND_OK;
+}
+
+int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
+                 bool keep, struct pd_backend_error *err)
+{
+    /* Only the root writes: a step can use a whole buffer (every slot and
+     * the result area are contiguous), or the root's line when tiny. */
+    size_t area = bytes <= PD_SHM_INLINE_BYTES ? PD_SHM_INLINE_BYTES
+                                               : (size_t)(c->size + 1) * c->chunk;
+    unsigned char *p = buf;
+    for (size_t off = 0; off < bytes; off += area) {
+        size_t n = pd_min(area, bytes - off);
+        uint32_t j;
+        int rc = pd_shm_begin_step(c, &j, "broadcast", err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+        unsigned char *shared = bytes <= PD_SHM_INLINE_BYTES
+                                    ? pd_shm_line(c, root)->inline_data[j & 1]
+                                    : pd_shm_slot(c, j, 0);
+        if (c->rank == root) {
+            memcpy(shared, p + off, n);
+            pd_shm_post(c, PD_SHM_ARRIVED, j);
+        } else if (keep) {
+            rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, root, "broadcast", err);
+            if (rc != PD_BACKEND_OK)
+                return rc;
+            memcpy(p + off, shared, n);
+        }
+        pd_shm_post(c, PD_SHM_DONE, j);
+    }
+    return PD_BACKEND_OK;
+}
+
+int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
+                      const size_t *offs, const size_t *bytes,
+                      struct pd_backend_error *err)
+{
+    unsigned char *o = out;
+    size_t most = 0;
+    for (int r = 0; r < c->size; r++)
+        most = pd_max(most, bytes[r]);
+    const unsigned char *mine = in != NULL ? in : o + offs[c->rank];
+    if (in != NULL)
+        memcpy(o + offs[c->rank], in, bytes[c->rank]);
+    bool tiny = most <= PD_SHM_INLINE_BYTES;
+    for (size_t off = 0; off < most; off += c->chunk) {
+        uint32_t j;
+        int rc = pd_shm_begin_step(c, &j, "allgather", err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+        unsigned char *slot = tiny ? pd_shm_line(c, c->rank)->inline_data[j & 1]
+                                   : pd_shm_slot(c, j, c->rank);
+        if (bytes[c->rank] > off)
+            memcpy(slot, mine + off, pd_min(c->chunk, bytes[c->rank] - off));
+        pd_shm_post(c, PD_SHM_ARRIVED, j);
+        rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "allgather", err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+        for (int r = 0; r < c->size; r++) {
+            if (r == c->rank || bytes[r] <= off)
+                continue;
+            const unsigned char *from = tiny ? pd_shm_line(c, r)->inline_data[j & 1]
+                                             : pd_shm_slot(c, j, r);
+            memcpy(o + offs[r] + off, from, pd_min(c->chunk, bytes[r] - off));
+        }
+        pd_shm_post(c, PD_SHM_DONE, j);
+    }
+    return PD_BACKEND_OK;
+}
+
+int pd_shm_barrier(struct pd_shm_comm *c, struct pd_backend_error *err)
+{
+    uint32_t j;
+    int rc = pd_shm_begin_step(c, &j, "barrier", err);
+    if (rc == PD_BACKEND_OK) {
+        pd_shm_post(c, PD_SHM_ARRIVED, j);
+        rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "barrier", err);
+    }
+    if (rc == PD_BACKEND_OK)
+        pd_shm_post(c, PD_SHM_DONE, j);
+    return rc;
+}

@@ -1,0 +1,114 @@
+/*
+ * The shared-memory segment's layout and the signalling between the ranks
+ * that map it (segment.c, sync.c), used by the collectives (coll.c).
+ *
+ *   header            one page: identity, attach count, the futex doorbell
+ *   lines[size]       one per rank, 128 bytes (two cache lines, so the
+ *                     adjacent-line prefetcher does not make neighbours
+ *                     share): the rank's counters, pid, inline data
+ *   buffers[2]        each: size slots of chunk bytes, then a result area
+ *                     of chunk bytes; step j uses buffer j % 2
+ *
+ * Steps. Every collective is a sequence of steps numbered by a counter
+ * that every rank advances identically (the same calls in the same order
+ * on one communicator). In step j a rank publishes its counters:
+ *   arrived = j   its input for step j is in its slot (or inline)
+ *   reduced = j   its share of the reduction of step j is in the result
+ *   done = j      it has finished reading buffer j % 2 for step j
+ * Before writing into buffer j % 2 a rank waits until every rank is done
+ * with step j - 2, the last one that used that buffer.
+ */
+#ifndef PD_BACKEND_SHM_INTERNAL_H
+#define PD_BACKEND_SHM_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend/shm/shm.h"
+
+#define PD_SHM_MAGIC 0x50445348u        /* "PDSH" */
+#define PD_SHM_HEADER_BYTES 4096
+#define PD_SHM_LINE_BYTES 128
+#define PD_SHM_INLINE_BYTES 48          /* data carried in the line itself */
+
+struct pd_shm_header {
+    uint32_t magic;
+    uint32_t size;
+    uint64_t chunk;
+    uint64_t bytes;
+    _Atomic uint32_t doorbell;          /* futex word: bumped to wake */
+    _Atomic uint32_t sleepers;          /* ranks asleep on the doorbell */
+};
+
+struct pd_shm_line {
+    _Atomic uint32_t arrived;
+    _Atomic uint32_t reduced;
+    _Atomic uint32_t done;
+    int32_t pid;                        /* set by rank 0 at creation */
+    _Atomic uint32_t mapped;            /* set by the rank once mapped */
+    unsigned char inline_data[2][PD_SHM_INLINE_BYTES];
+};
+
+_Static_assert(sizeof(struct pd_shm_header) <= PD_SHM_HEADER_BYTES,
+               "header fits its page");
+_Static_assert(sizeof(struct pd_shm_line) <= PD_SHM_LINE_BYTES,
+               "line fits its 128 bytes");
+
+enum pd_shm_counter {
+    PD_SHM_ARRIVED,
+    PD_SHM_REDUCED,
+    PD_SHM_DONE,
+};
+
+struct pd_shm_comm {
+    int rank;
+    int size;
+    int *comm_ranks;
+    int *pids;                      /* allocated with comm_ranks */
+    size_t chunk;
+    long spin;                      /* polls before yielding */
+    int timeout_ms;
+    uint32_t step;                  /* the last step this rank began */
+    unsigned char *base;            /* the mapping */
+    size_t bytes;
+    struct pd_shm_header *header;
+};
+
+static inline struct pd_shm_line *pd_shm_line(struct pd_shm_comm *c, int r)
+{
+    return (struct pd_shm_line *)(c->base + PD_SHM_HEADER_BYTES +
+                                  (size_t)r * PD_SHM_LINE_BYTES);
+}
+
+/* Buffer b's slot of rank r; r == size is the result area. */
+static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
+                                         int r)
+{
+    size_t lines = (size_t)c->size * PD_SHM_LINE_BYTES;
+    size_t first = (PD_SHM_HEADER_BYTES + lines + 4095) & ~(size_t)4095;
+    return c->base + first +
+           ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
+}
+
+/* A process that no longer runs: gone, or a zombie not yet reaped. */
+bool pd_shm_process_gone(pid_t pid);
+
+/* Publish counter = step for this rank, waking sleepers. */
+void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
+                 uint32_t step);
+
+/* Wait until counter >= step on rank only (or on every rank, only < 0).
+ * Fails with a message when a rank it waits for has died or the timeout
+ * passes. */
+int pd_shm_wait(struct pd_shm_comm *c, enum pd_shm_counter which,
+                uint32_t step, int only, const char *what,
+                struct pd_backend_error *err);
+
+/* Begin the next step (*step): wait until every rank is done with the
+ * step that last used the same buffer. */
+int pd_shm_begin_step(struct pd_shm_comm *c, uint32_t *step, const char *what,
+                      struct pd_backend_error *err);
+
+#endif

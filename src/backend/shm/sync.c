@@ -1,0 +1,199 @@
+/*
+ * Signalling between the ranks of one segment: post a counter, wait for
+ * counters.
+ *
+ * A waiter polls for c->spin rounds (the answer usually comes within a
+ * microsecond when every rank has a core), then yields the processor a
+ * few times (an oversubscribed host: the rank it waits for may need this
+ * very core), then sleeps on the segment's futex doorbell. A poster rings
+ * the doorbell only when someone sleeps, so the fast path is one store.
+ *
+ * Sleeping waiters wake at least every PD_SHM_NAP_MS to check the
+ * deadline and whether the ranks they wait for are still alive, so a
+ * rank killed on this host is reported within a fraction of a second.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/shm/shm_internal.h"
+#include "boot/net.h"
+
+#define PD_SHM_YIELDS 16
+#define PD_SHM_NAP_MS 20
+#define PD_SHM_LIVENESS_MS 100
+
+static _Atomic uint32_t *pd_counter(struct pd_shm_line *l,
+                                    enum pd_shm_counter which)
+{
+    switch (which) {
+    case PD_SHM_ARRIVED: return &l->arrived;
+    case PD_SHM_REDUCED: return &l->reduced;
+    default: return &l->done;
+    }
+}
+
+/* a >= b on counters that wrap around. */
+static bool pd_reached(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) >= 0;
+}
+
+static inline void pd_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
+                 uint32_t step)
+{
+    atomic_store_explicit(pd_counter(pd_shm_line(c, c->rank), which), step,
+                          memory_order_release);
+    /* Order the store before reading sleepers (a waiter increments
+     * sleepers, then re-checks the counters): one of the two sees the
+     * other, so no wake-up is lost. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&c->header->sleepers, memory_order_relaxed) != 0) {
+        atomic_fetch_add(&c->header->doorbell, 1);
+        syscall(SYS_futex, &c->header->doorbell, FUTEX_WAKE, INT_MAX, NULL,
+                NULL, 0);
+    }
+}
+
+/* Advance *next over the ranks that have reached step; true when all
+ * (or only) have. */
+static bool pd_all_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
+                           uint32_t step, int only, int *next)
+{
+    if (only >= 0)
+        return pd_reached(atomic_load_explicit(
+                              pd_counter(pd_shm_line(c, only), which),
+                              memory_order_acquire), step);
+    while (*next < c->size) {
+        uint32_t v = atomic_load_explicit(
+            pd_counter(pd_shm_line(c, *next), which), memory_order_acquire);
+        if (!pd_reached(v, step))
+            return false;
+        (*next)++;
+    }
+    return true;
+}
+
+bool pd_shm_process_gone(pid_t pid)
+{
+    if (pid <= 0)
+        return false;
+    if (kill(pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');  /* the name may hold spaces */
+    return paren != NULL && paren[1] == ' ' &&
+           (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+static int pd_check_waited(struct pd_shm_comm *c, enum pd_shm_counter which,
+                           uint32_t step, int only, int next,
+                           int64_t deadline, const char *what,
+                           struct pd_backend_error *err)
+{
+    int from = only >= 0 ? only : next;
+    int to = only >= 0 ? only + 1 : c->size;
+    for (int r = from; r < to; r++) {
+        struct pd_shm_line *l = pd_shm_line(c, r);
+        if (pd_reached(atomic_load_explicit(pd_counter(l, which),
+                                            memory_order_acquire), step))
+            continue;
+        if (pd_shm_process_gone(l->pid)) {
+            snprintf(err->msg, sizeof(err->msg),
+                     "%s: rank %d (pid %d, this host) is gone", what,
+                     c->comm_ranks[r], (int)l->pid);
+            return PD_BACKEND_ERR_IO;
+        }
+    }
+    if (pd_net_now_ms() < deadline)
+        return PD_BACKEND_OK;
+    char waiting[256] = "";
+    size_t len = 0;
+    for (int r = from; r < to && len < sizeof(waiting) - 16; r++) {
+        if (!pd_reached(atomic_load_explicit(pd_counter(pd_shm_line(c, r),
+                                                        which),
+                                             memory_order_acquire), step))
+            len += (size_t)snprintf(waiting + len, sizeof(waiting) - len,
+                                    "%s%d", len ? ", " : "", c->comm_ranks[r]);
+    }
+    snprintf(err->msg, sizeof(err->msg),
+             "%s: waited %d ms in shared memory for rank(s) %s", what,
+             c->timeout_ms, waiting);
+    return PD_BACKEND_ERR_TIMEOUT;
+}
+
+int pd_shm_wait(struct pd_shm_comm *c, enum pd_shm_counter which,
+                uint32_t step, int only, const char *what,
+                struct pd_backend_error *err)
+{
+    int next = 0;
+    for (long i = 0; i < c->spin; i++) {
+        if (pd_all_reached(c, which, step, only, &next))
+            return PD_BACKEND_OK;
+        pd_cpu_relax();
+    }
+    for (int i = 0; i < PD_SHM_YIELDS; i++) {
+        if (pd_all_reached(c, which, step, only, &next))
+            return PD_BACKEND_OK;
+        sched_yield();
+    }
+    int64_t now = pd_net_now_ms();
+    int64_t deadline = now + c->timeout_ms;
+    int64_t next_check = now + PD_SHM_LIVENESS_MS;
+    struct pd_shm_header *h = c->header;
+    for (;;) {
+        atomic_fetch_add(&h->sleepers, 1);
+        uint32_t bell = atomic_load(&h->doorbell);
+        bool ready = pd_all_reached(c, which, step, only, &next);
+        if (!ready) {
+            struct timespec nap = { 0, PD_SHM_NAP_MS * 1000000L };
+            syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, bell, &nap, NULL, 0);
+        }
+        atomic_fetch_sub(&h->sleepers, 1);
+        if (ready || pd_all_reached(c, which, step, only, &next))
+            return PD_BACKEND_OK;
+        now = pd_net_now_ms();
+        if (now >= next_check || now >= deadline) {
+            int rc = pd_check_waited(c, which, step, only, next, deadline,
+                                     what, err);
+            if (rc != PD_BACKEND_OK)
+                return rc;
+            next_check = now + PD_SHM_LIVENESS_MS;
+        }
+    }
+}
+
+int pd_shm_begin_step(struct pd_shm_comm *c, uint32_t *step, const char *what,
+                      struct pd_backend_error *err)
+{
+    *step = ++c->step;
+    /* Counters start at 0, which wrap-around comparison takes as having
+     * reached the steps "-1" and 0 before steps 1 and 2: no special case. */
+    return pd_shm_wait(c, PD_SHM_DONE, *step - 2, -1, what, err);
+}

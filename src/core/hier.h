@@ -1,0 +1,65 @@
+/*
+ * The host path by host: ranks of a communicator that share a host meet
+ * in shared memory (backend/shm), one leader per host (its lowest rank)
+ * carries the host's part across hosts over the host backend, and the
+ * result spreads back through shared memory. A communicator on one host
+ * never moves collective data over a socket.
+ *
+ * Used for host buffers when PDMPI_SHM is on and at least two ranks of the
+ * communicator share a host; otherwise pd_hier_get gives NULL and the
+ * callers go straight to the host backend.
+ */
+#ifndef PD_CORE_HIER_H
+#define PD_CORE_HIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/coll.h"
+#include "core/comm.h"
+
+struct pd_hier;
+
+/* comm's hierarchy, set up on first use (collective: every rank reaches
+ * its first host collective on comm in the same call), or *out = NULL. */
+int pd_hier_get(struct ompi_communicator_t *comm, struct pd_hier **out,
+                struct pd_fail *fail);
+void pd_hier_free(struct pd_hier *h);
+
+/* Every rank of comm on one host. */
+bool pd_hier_single_host(const struct pd_hier *h);
+
+/* A reduction of count elements of elem_size bytes, as in pd_coll_args.
+ * Across hosts only commutative ops are served (see coll.c). */
+struct pd_hier_reduction {
+    size_t count;
+    size_t elem_size;
+    pd_reduce_fn fn;
+    const void *ctx;
+};
+
+int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
+                      uint32_t tag, const void *sendbuf, void *recvbuf,
+                      const struct pd_hier_reduction *red,
+                      struct pd_fail *fail);
+int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
+                   uint32_t tag, const void *sendbuf, void *recvbuf,
+                   const struct pd_hier_reduction *red, int root,
+                   struct pd_fail *fail);
+/* One host only: element blocks of counts[r] elements, rank r keeps its. */
+int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
+                           struct pd_hier *h, const void *sendbuf,
+                           void *recvbuf, const int *counts,
+                           const struct pd_hier_reduction *red,
+                           struct pd_fail *fail);
+int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
+                  uint32_t tag, void *buffer, size_t bytes, int root,
+                  struct pd_fail *fail);
+int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
+                       uint32_t tag, const void *sendbuf, void *recvbuf,
+                       const struct pd_layout *recv, struct pd_fail *fail);
+int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
+                    uint32_t tag, struct pd_fail *fail);
+
+#endif

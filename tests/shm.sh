@@ -1,0 +1,84 @@
+#!/bin/sh
+# The shared-memory host path on one host: every collective at np 1..5
+# (coll_check), with chunks small enough that large messages take many
+# steps, with spinning off (every wait sleeps), and with the path off
+# (PDMPI_SHM=0: pure gloo); bit-exact rank-order sums and descriptor
+# hygiene (shm_check); no segment left in /dev/shm; a rank killed with
+# SIGKILL in the middle of an allreduce is noticed by the others within
+# seconds, under pdmpirun and under a launcher that does not kill the
+# others itself (PaddlePaddle-style); bad settings refused.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/launch_lib.sh"
+pd_tmpdir
+
+coll_check="$top_builddir/tests/coll_check"
+shm_check="$top_builddir/tests/shm_check"
+
+for np in 1 2 3 4 5; do
+    check_tap "coll_check at np $np over shared memory" \
+        run_np "$np" "$coll_check" --big 65536
+done
+for np in 2 3 5; do
+    check_tap "coll_check at np $np, PDMPI_SHM_CHUNK=4096 (many chunks)" \
+        env PDMPI_SHM_CHUNK=4096 "$PDMPIRUN" -np "$np" "$coll_check" --big 70001
+done
+check_tap "coll_check at np 4, PDMPI_SHM_SPIN=0 (every wait sleeps)" \
+    env PDMPI_SHM_SPIN=0 "$PDMPIRUN" -np 4 "$coll_check" --big 65536
+check_tap "coll_check at np 3, PDMPI_SHM=0 (host backend only)" \
+    env PDMPI_SHM=0 "$PDMPIRUN" -np 3 "$coll_check" --big 65536
+
+for np in 1 2 3 4 5; do
+    touch "$PD_TMP/stamp"
+    run_np "$np" "$shm_check" > "$PD_TMP/shm$np" 2>&1
+    rc=$?
+    grep -v '^ok' "$PD_TMP/shm$np" | sed 's/^/# /' | head -20
+    check "shm_check at np $np: rank-order sums, same bits, no leaks (exit $rc)" \
+        [ "$rc" -eq 0 ]
+    left=""
+    for pid in $(sed -n 's/^shm_check: rank [0-9]* pid \([0-9]*\)$/\1/p' \
+                     "$PD_TMP/shm$np"); do
+        left="$left$(find /dev/shm -name "pdmpi-*-$pid-*" -newer "$PD_TMP/stamp")"
+    done
+    check "np $np: no segment left in /dev/shm" [ -z "$left" ]
+done
+
+# die_run NAME PATTERN LAUNCH...: rank 1 kills itself mid-allreduce; the
+# job must end non-zero within 10 s, with PATTERN (who names the dead rank)
+# in its output.
+die_run() {
+    name=$1 pattern=$2
+    shift 2
+    start=$(date +%s)
+    "$@" > "$PD_TMP/die" 2>&1
+    rc=$?
+    took=$(($(date +%s) - start))
+    sed 's/^/# /' "$PD_TMP/die" | head -12
+    check "$name: rank 1 killed mid-allreduce: exit $rc in ${took}s" \
+        sh -c "[ $rc -ne 0 ] && [ $took -le 10 ]"
+    check "$name: rank 1 is named as gone" grep -Eq "$pattern" "$PD_TMP/die"
+}
+# A timeout far above the 10 s wanted: only noticing the death is fast.
+# PaddlePaddle's ranks are on their own: the survivors must see it in
+# shared memory. pdmpirun sees its child die and ends the others.
+PDMPI_TIMEOUT=60
+export PDMPI_TIMEOUT
+for np in 2 4; do
+    die_run "PaddlePaddle-style np $np" \
+        "rank 1 \(pid [0-9]+, this host\) is gone" \
+        paddle_run master 127.0.0.1 "$np" "$shm_check" --die 1 50
+done
+die_run "pdmpirun np 4" "rank 1 \(pid [0-9]+\) was killed by signal 9" \
+    "$PDMPIRUN" -np 4 "$shm_check" --die 1 50
+unset PDMPI_TIMEOUT
+
+for bad in "PDMPI_SHM=2:PDMPI_SHM=2 is not 0 or 1" \
+           "PDMPI_SHM_SPIN=-1:PDMPI_SHM_SPIN=-1 is not a number of polls" \
+           "PDMPI_SHM_CHUNK=1000:PDMPI_SHM_CHUNK=1000 is not a number of bytes" \
+           "PDMPI_SHM_CHUNK=4100:PDMPI_SHM_CHUNK=4100 is not a number of bytes"; do
+    setting=${bad%%:*}
+    check "$setting is refused with a message" \
+        sh -c "env '$setting' '$top_builddir/tests/world_check' 2>&1 |
+               grep -q '${bad#*:}'"
+done
+
+finish

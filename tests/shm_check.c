@@ -1,0 +1,161 @@
+/*
+ * shm_check - what the shared-memory host path promises beyond plain
+ * correctness (coll_check covers that):
+ * - a float allreduce equals, bit for bit, the sum folded in rank order
+ *   on one host (computed here independently), and is the same bits on
+ *   every rank, small and large (several chunks);
+ * - reduce_scatter_block keeps each rank's block of that same sum;
+ * - communicators made and freed in a loop (each with its own segment)
+ *   leave no file descriptors behind;
+ * - with --die R N: rank R kills itself with SIGKILL in the middle of the
+ *   N-th allreduce of a loop, and the others must fail (the driver checks
+ *   how fast, and the message).
+ * Each rank prints "shm_check: rank R pid P" first, so the driver can
+ * look for segments left in /dev/shm under those pids.
+ */
+#include <mpi.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap_harness.h"
+
+static float input_of(int rank, size_t i)
+{
+    /* Magnitudes that differ widely, so the order of the sum matters. */
+    return (float)(sin((double)(rank * 7919 + (long)i)) *
+                   pow(10.0, (double)((rank + (long)i) % 7) - 3.0));
+}
+
+static void check_rank_order_sum(size_t count, const char *what)
+{
+    struct verdict v = { "" };
+    float *in = malloc(count * sizeof(float));
+    float *out = malloc(count * sizeof(float));
+    float *all = malloc(count * sizeof(float) * (size_t)world_size);
+    for (size_t i = 0; i < count; i++)
+        in[i] = input_of(world_rank, i);
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(in, out, (int)count, MPI_FLOAT, MPI_SUM,
+                           MPI_COMM_WORLD));
+    for (size_t i = 0; i < count && v.detail[0] == '\0'; i++) {
+        float want = input_of(0, i);
+        for (int r = 1; r < world_size; r++)
+            want = want + input_of(r, i);
+        if (memcmp(&want, &out[i], sizeof(float)) != 0)
+            fail(&v, "element %zu is %.9g, the rank-order sum is %.9g", i,
+                 (double)out[i], (double)want);
+    }
+    report(&v, "%s: allreduce of %zu floats is the rank-order sum, bit for "
+           "bit", what, count);
+
+    struct verdict same = { "" };
+    check_rc(&same, "MPI_Allgather",
+             MPI_Allgather(out, (int)count, MPI_FLOAT, all, (int)count,
+                           MPI_FLOAT, MPI_COMM_WORLD));
+    for (int r = 0; r < world_size && same.detail[0] == '\0'; r++)
+        if (memcmp(all + (size_t)r * count, out, count * sizeof(float)) != 0)
+            fail(&same, "rank %d's result differs from this rank's", r);
+    report(&same, "%s: every rank has the same bits", what);
+
+    /* The same sum, scattered: each rank keeps its block. */
+    struct verdict rs = { "" };
+    size_t block = count / (size_t)world_size;
+    if (block > 0) {
+        float *mine = malloc(block * sizeof(float));
+        check_rc(&rs, "MPI_Reduce_scatter_block",
+                 MPI_Reduce_scatter_block(in, mine, (int)block, MPI_FLOAT,
+                                          MPI_SUM, MPI_COMM_WORLD));
+        size_t at = block * (size_t)world_rank;
+        if (memcmp(mine, out + at, block * sizeof(float)) != 0)
+            fail(&rs, "this rank's block differs from the allreduce's");
+        free(mine);
+    }
+    report(&rs, "%s: reduce_scatter_block keeps this rank's block of it",
+           what);
+    free(in);
+    free(out);
+    free(all);
+}
+
+static int open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return -1;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
+
+static void check_dup_free_loop(int rounds)
+{
+    struct verdict v = { "" };
+    int before = 0;
+    for (int i = 0; i < rounds && v.detail[0] == '\0'; i++) {
+        MPI_Comm dup;
+        check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        int one = 1, sum = 0;
+        check_rc(&v, "MPI_Allreduce",
+                 MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup));
+        if (sum != world_size)
+            fail(&v, "round %d: sum %d, expected %d", i, sum, world_size);
+        check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&dup));
+        if (i == 1)
+            before = open_fds();
+    }
+    int after = open_fds();
+    if (v.detail[0] == '\0' && after > before)
+        fail(&v, "%d file descriptors open after the loop, %d after round 2",
+             after, before);
+    report(&v, "%d rounds of Comm_dup, Allreduce, Comm_free: no descriptor "
+           "left behind", rounds);
+}
+
+/* Rank `dying` kills itself during allreduce number `at`: it sends the
+ * signal from inside a long loop so the others are mid-call. */
+static int die_in_loop(int dying, int at)
+{
+    size_t count = 1 << 16;
+    float *buf = calloc(count, sizeof(float));
+    for (int i = 0;; i++) {
+        if (world_rank == dying && i == at) {
+            fprintf(stderr, "shm_check: rank %d kills itself in allreduce %d\n",
+                    world_rank, i);
+            fflush(stderr);
+            raise(SIGKILL);
+        }
+        int rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT,
+                               MPI_SUM, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS)
+            return 1;
+        if (i > at + 100000)
+            return 2;                   /* never noticed: the driver fails */
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    printf("shm_check: rank %d pid %d\n", world_rank, (int)getpid());
+    fflush(stdout);
+    if (argc == 4 && strcmp(argv[1], "--die") == 0)
+        return die_in_loop(atoi(argv[2]), atoi(argv[3]));
+
+    check_rank_order_sum(5, "small");
+    check_rank_order_sum(3000, "medium");
+    check_rank_order_sum(600001, "large");
+    check_dup_free_loop(200);
+    int rc = finish();
+    MPI_Finalize();
+    return rc;
+}
