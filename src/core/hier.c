@@ -150,6 +150,13 @@ int pd_hier_get(struct ompi_communicator_t *comm, struct pd_hier **out,
                 struct pd_fail *fail)
 {
     struct pd_comm_state *st = comm->state;
+    /* Fast path, every call after the first: decided, nothing queued.
+     * (progress is only ever set by the thread that makes the calls.) */
+    if (__atomic_load_n(&st->hier_known, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&st->progress, __ATOMIC_RELAXED) == NULL) {
+        *out = st->hier;
+        return MPI_SUCCESS;
+    }
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&st->lock);
     if (!st->hier_known) {
@@ -162,7 +169,7 @@ int pd_hier_get(struct ompi_communicator_t *comm, struct pd_hier **out,
         }
         if (rc == MPI_SUCCESS) {
             st->hier = h;
-            st->hier_known = true;
+            __atomic_store_n(&st->hier_known, true, __ATOMIC_RELEASE);
             if (h != NULL)
                 pd_log(PD_LOG_TRACE, "%s: %d host(s), %d rank(s) on this one "
                        "in shared memory", st->id, h->num_hosts,

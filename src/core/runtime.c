@@ -41,6 +41,13 @@ static void pd_log_world(void)
     if (pd_rt.world.pm != NULL)
         pd_log(PD_LOG_INFO, "process manager: %s", pd_rt.world.pm->detail);
     pd_log(PD_LOG_INFO, "backends: %s", routes);
+    char shm[160] = "off (PDMPI_SHM=0)";
+    if (pd_rt.config.shm)
+        snprintf(shm, sizeof(shm), "shared memory among ranks of a host "
+                 "(%zu-byte chunks, spin %ld%s)", pd_rt.config.shm_chunk,
+                 pd_rt.config.shm_spin,
+                 pd_rt.config.shm_spin < 0 ? " = automatic" : "");
+    pd_log(PD_LOG_INFO, "host path: %s", shm);
     pd_log(PD_LOG_INFO, "host transport: %s; built with gloo %s, Open MPI %d.%d.%d ABI",
            transport, PD_GLOO_VERSION, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
            OMPI_RELEASE_VERSION);
