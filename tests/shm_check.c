@@ -9,7 +9,9 @@
  *   leave no file descriptors behind;
  * - with --die R N: rank R kills itself with SIGKILL in the middle of the
  *   N-th allreduce of a loop, and the others must fail (the driver checks
- *   how fast, and the message).
+ *   how fast, and the message);
+ * - with --skip or --count: ranks in different calls must fail, not mix
+ *   their data.
  * Each rank prints "shm_check: rank R pid P" first, so the driver can
  * look for segments left in /dev/shm under those pids.
  */
@@ -141,6 +143,28 @@ static int die_in_loop(int dying, int at)
     }
 }
 
+/* --skip: rank 1 skips allreduce number 5 of 10, then every rank calls
+ * MPI_Barrier: rank 0's last allreduce meets rank 1's barrier.
+ * --count: rank 1 passes one element more than the others. Both must
+ * fail; the driver checks the message. */
+static int mismatch(const char *how)
+{
+    float buf[8] = { 0 };
+    int rc = MPI_SUCCESS;
+    if (strcmp(how, "--skip") == 0) {
+        for (int i = 0; i < 10 && rc == MPI_SUCCESS; i++)
+            if (!(world_rank == 1 && i == 5))
+                rc = MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_FLOAT, MPI_SUM,
+                                   MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        rc = MPI_Allreduce(MPI_IN_PLACE, buf, world_rank == 1 ? 5 : 4,
+                           MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    return rc == MPI_SUCCESS ? 3 : 1;   /* 3: the mismatch went unnoticed */
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -150,6 +174,9 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "--die") == 0)
         return die_in_loop(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 2 && (strcmp(argv[1], "--skip") == 0 ||
+                      strcmp(argv[1], "--count") == 0))
+        return mismatch(argv[1]);
 
     check_rank_order_sum(5, "small");
     check_rank_order_sum(3000, "medium");

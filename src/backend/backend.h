@@ -27,6 +27,7 @@ enum pd_backend_status {
     PD_BACKEND_ERR_NOMEM = -3,
     PD_BACKEND_ERR_UNSUPPORTED = -4,
     PD_BACKEND_ERR_INTERNAL = -5,
+    PD_BACKEND_ERR_MISMATCH = -6,   /* ranks are in different calls */
 };
 
 struct pd_backend_error {

@@ -47,6 +47,8 @@ int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
         errclass = MPI_ERR_UNSUPPORTED_OPERATION;
     else if (status == PD_BACKEND_ERR_INTERNAL)
         errclass = MPI_ERR_INTERN;
+    else if (status == PD_BACKEND_ERR_MISMATCH)
+        errclass = MPI_ERR_OTHER;
     pd_fail_set(fail, errclass, "%s on %s failed%s: %s", what,
                 comm->name[0] ? comm->name : comm->state->id,
                 status == PD_BACKEND_ERR_TIMEOUT

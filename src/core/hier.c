@@ -274,6 +274,16 @@ static bool pd_leads(const struct pd_hier *h)
 
 /* ---- collectives ---------------------------------------------------- */
 
+/* Name the call the host's steps serve, for the cross-check in shm. */
+static void pd_serve(struct pd_hier *h, enum pd_shm_call_kind kind,
+                     int root, size_t bytes)
+{
+    if (h->shm != NULL) {
+        struct pd_shm_call call = { kind, root, bytes };
+        pd_shm_set_call(h->shm, &call);
+    }
+}
+
 int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                       uint32_t tag, const void *sendbuf, void *recvbuf,
                       const struct pd_hier_reduction *red,
@@ -282,6 +292,7 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     const void *in = sendbuf != NULL ? sendbuf : recvbuf;
     size_t bytes = red->count * red->elem_size;
     pd_stats_way(PD_WAY_SHM);
+    pd_serve(h, PD_SHM_CALL_ALLREDUCE, -1, bytes);
     if (h->num_hosts == 1) {
         struct pd_backend_error e = { .msg = "" };
         int rc = pd_shm_reduce(h->shm, in, recvbuf, red->count,
@@ -317,6 +328,7 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     int root_host = h->host_of[root];
     int root_local = h->local_of[root];
     pd_stats_way(PD_WAY_SHM);
+    pd_serve(h, PD_SHM_CALL_REDUCE, root, bytes);
     if (h->num_hosts == 1)
         return pd_local_reduce(comm, h, in, recvbuf, red, root_local,
                                "reduce", fail);
@@ -360,6 +372,7 @@ int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
         from += (size_t)counts[r];
     size_t to = from + (size_t)counts[comm->rank];
     pd_stats_way(PD_WAY_SHM);
+    pd_serve(h, PD_SHM_CALL_REDUCE_SCATTER, -1, red->count * red->elem_size);
     struct pd_backend_error e = { .msg = "" };
     int rc = pd_shm_reduce(h->shm, sendbuf != NULL ? sendbuf : recvbuf,
                            recvbuf, red->count, red->elem_size, red->fn,
@@ -375,6 +388,7 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
 {
     int root_host = h->host_of[root];
     pd_stats_way(PD_WAY_SHM);
+    pd_serve(h, PD_SHM_CALL_BCAST, root, bytes);
     int rc = MPI_SUCCESS;
     if (h->host == root_host)
         rc = pd_local_bcast(comm, h, buffer, bytes, h->local_of[root], true,
@@ -497,6 +511,13 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        const struct pd_layout *recv, struct pd_fail *fail)
 {
     pd_stats_way(PD_WAY_SHM);
+    size_t total = 0;
+    for (int r = 0; r < comm->size; r++) {
+        size_t off, bytes;
+        pd_layout_block(recv, r, &off, &bytes);
+        total += bytes;
+    }
+    pd_serve(h, PD_SHM_CALL_ALLGATHER, -1, total);
     if (h->num_hosts == 1)
         return pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, recv, fail);
     return pd_allgatherv_hosts(comm, h, tag, sendbuf, recvbuf, recv, fail);
@@ -508,6 +529,7 @@ int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
     struct pd_backend_error e = { .msg = "" };
     int rc;
     pd_stats_way(PD_WAY_SHM);
+    pd_serve(h, PD_SHM_CALL_BARRIER, -1, 0);
     if (h->shm != NULL && (rc = pd_shm_barrier(h->shm, &e)) != PD_BACKEND_OK)
         return pd_shm_failed(rc, comm, "barrier", &e, fail);
     if (h->num_hosts == 1)

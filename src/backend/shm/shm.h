@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/backend.h"
 
@@ -39,6 +40,26 @@ struct pd_shm_init {
     size_t chunk;                   /* slot bytes per rank per buffer */
 };
 
+/* The collective a rank is in, published with its input at every step
+ * and compared by the ranks that wait for it: ranks in different calls
+ * (one skipped a call, or passed another count) fail with both calls
+ * named instead of mixing their data. */
+enum pd_shm_call_kind {
+    PD_SHM_CALL_NONE = 0,
+    PD_SHM_CALL_ALLREDUCE,
+    PD_SHM_CALL_REDUCE,
+    PD_SHM_CALL_BCAST,
+    PD_SHM_CALL_ALLGATHER,
+    PD_SHM_CALL_REDUCE_SCATTER,
+    PD_SHM_CALL_BARRIER,
+};
+
+struct pd_shm_call {
+    uint32_t kind;                  /* enum pd_shm_call_kind */
+    int32_t root;                   /* rooted calls; else -1 */
+    uint64_t bytes;                 /* the whole call's bytes, same on all */
+};
+
 /* Bytes of the segment pd_shm_comm_create makes for size ranks. */
 size_t pd_shm_segment_bytes(int size, size_t chunk);
 
@@ -48,6 +69,9 @@ size_t pd_shm_segment_bytes(int size, size_t chunk);
 int pd_shm_comm_create(const struct pd_shm_init *init,
                        struct pd_shm_comm **out, struct pd_backend_error *err);
 void pd_shm_comm_destroy(struct pd_shm_comm *comm);
+
+/* The call the following operations serve (until the next one is set). */
+void pd_shm_set_call(struct pd_shm_comm *comm, const struct pd_shm_call *call);
 
 /* A reduction of count elements of elem_size bytes at in. Each rank keeps
  * elements [want_from, want_to) of the result, element want_from at out

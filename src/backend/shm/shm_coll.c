@@ -58,7 +58,7 @@ static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
     if (rc != PD_BACKEND_OK)
         return rc;
     memcpy((void *)pd_small_input(c, j, c->rank, bytes), in, bytes);
-    pd_shm_post(c, PD_SHM_ARRIVED, j);
+    pd_shm_arrive(c, j);
     if (want_to > want_from) {
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "reduce", err);
         if (rc != PD_BACKEND_OK)
@@ -91,7 +91,7 @@ static int pd_reduce_chunk(struct pd_shm_comm *c, const unsigned char *in,
     const unsigned char *mine = in + off * es;
     memcpy(slot, mine, lo * es);
     memcpy(slot + hi * es, mine + hi * es, (n - hi) * es);
-    pd_shm_post(c, PD_SHM_ARRIVED, j);
+    pd_shm_arrive(c, j);
     rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "reduce", err);
     if (rc != PD_BACKEND_OK)
         return rc;
@@ -159,7 +159,7 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
                                     : pd_shm_slot(c, j, 0);
         if (c->rank == root) {
             memcpy(shared, p + off, n);
-            pd_shm_post(c, PD_SHM_ARRIVED, j);
+            pd_shm_arrive(c, j);
         } else if (keep) {
             rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, root, "broadcast", err);
             if (rc != PD_BACKEND_OK)
@@ -192,7 +192,7 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
                                    : pd_shm_slot(c, j, c->rank);
         if (bytes[c->rank] > off)
             memcpy(slot, mine + off, pd_min(c->chunk, bytes[c->rank] - off));
-        pd_shm_post(c, PD_SHM_ARRIVED, j);
+        pd_shm_arrive(c, j);
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "allgather", err);
         if (rc != PD_BACKEND_OK)
             return rc;
@@ -213,7 +213,7 @@ int pd_shm_barrier(struct pd_shm_comm *c, struct pd_backend_error *err)
     uint32_t j;
     int rc = pd_shm_begin_step(c, &j, "barrier", err);
     if (rc == PD_BACKEND_OK) {
-        pd_shm_post(c, PD_SHM_ARRIVED, j);
+        pd_shm_arrive(c, j);
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "barrier", err);
     }
     if (rc == PD_BACKEND_OK)

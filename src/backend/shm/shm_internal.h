@@ -3,9 +3,9 @@
  * that map it (segment.c, sync.c), used by the collectives (coll.c).
  *
  *   header            one page: identity, attach count, the futex doorbell
- *   lines[size]       one per rank, 128 bytes (two cache lines, so the
+ *   lines[size]       one per rank, 256 bytes (whole cache lines, so the
  *                     adjacent-line prefetcher does not make neighbours
- *                     share): the rank's counters, pid, inline data
+ *                     share): the rank's counters, pid, call, inline data
  *   buffers[2]        each: size slots of chunk bytes, then a result area
  *                     of chunk bytes; step j uses buffer j % 2
  *
@@ -30,7 +30,7 @@
 
 #define PD_SHM_MAGIC 0x50445348u        /* "PDSH" */
 #define PD_SHM_HEADER_BYTES 4096
-#define PD_SHM_LINE_BYTES 128
+#define PD_SHM_LINE_BYTES 256
 #define PD_SHM_INLINE_BYTES 48          /* data carried in the line itself */
 
 struct pd_shm_header {
@@ -48,13 +48,15 @@ struct pd_shm_line {
     _Atomic uint32_t done;
     int32_t pid;                        /* set by rank 0 at creation */
     _Atomic uint32_t mapped;            /* set by the rank once mapped */
+    uint32_t unused;
+    struct pd_shm_call call[2];         /* step j's call in call[j % 2] */
     unsigned char inline_data[2][PD_SHM_INLINE_BYTES];
 };
 
 _Static_assert(sizeof(struct pd_shm_header) <= PD_SHM_HEADER_BYTES,
                "header fits its page");
 _Static_assert(sizeof(struct pd_shm_line) <= PD_SHM_LINE_BYTES,
-               "line fits its 128 bytes");
+               "line fits its bytes");
 
 enum pd_shm_counter {
     PD_SHM_ARRIVED,
@@ -71,6 +73,7 @@ struct pd_shm_comm {
     long spin;                      /* polls before yielding */
     int timeout_ms;
     uint32_t step;                  /* the last step this rank began */
+    struct pd_shm_call call;        /* the call the steps serve */
     unsigned char *base;            /* the mapping */
     size_t bytes;
     struct pd_shm_header *header;
@@ -99,9 +102,12 @@ bool pd_shm_process_gone(pid_t pid);
 void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
                  uint32_t step);
 
+/* Publish this rank's input for step (and the call it serves). */
+void pd_shm_arrive(struct pd_shm_comm *c, uint32_t step);
+
 /* Wait until counter >= step on rank only (or on every rank, only < 0).
  * Fails with a message when a rank it waits for has died or the timeout
- * passes. */
+ * passes, or -- waiting for arrivals -- is in another call. */
 int pd_shm_wait(struct pd_shm_comm *c, enum pd_shm_counter which,
                 uint32_t step, int only, const char *what,
                 struct pd_backend_error *err);

@@ -72,6 +72,69 @@ void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
     }
 }
 
+void pd_shm_set_call(struct pd_shm_comm *c, const struct pd_shm_call *call)
+{
+    c->call = *call;
+}
+
+void pd_shm_arrive(struct pd_shm_comm *c, uint32_t step)
+{
+    pd_shm_line(c, c->rank)->call[step & 1] = c->call;
+    pd_shm_post(c, PD_SHM_ARRIVED, step);
+}
+
+static const char *pd_call_name(uint32_t kind)
+{
+    static const char *const names[] = {
+        [PD_SHM_CALL_NONE] = "no call",
+        [PD_SHM_CALL_ALLREDUCE] = "allreduce",
+        [PD_SHM_CALL_REDUCE] = "reduce",
+        [PD_SHM_CALL_BCAST] = "broadcast",
+        [PD_SHM_CALL_ALLGATHER] = "allgather",
+        [PD_SHM_CALL_REDUCE_SCATTER] = "reduce_scatter",
+        [PD_SHM_CALL_BARRIER] = "barrier",
+    };
+    return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
+static int pd_describe_call(const struct pd_shm_call *call, char *buf,
+                            size_t len)
+{
+    if (call->kind == PD_SHM_CALL_BARRIER)
+        return snprintf(buf, len, "barrier");
+    if (call->root >= 0)
+        return snprintf(buf, len, "%s of %llu bytes to/from root %d",
+                        pd_call_name(call->kind),
+                        (unsigned long long)call->bytes, (int)call->root);
+    return snprintf(buf, len, "%s of %llu bytes", pd_call_name(call->kind),
+                    (unsigned long long)call->bytes);
+}
+
+/* After an arrival wait: the ranks waited for serve the same call. (Their
+ * call for step stays put until this rank is done with step.) */
+static int pd_check_calls(struct pd_shm_comm *c, uint32_t step, int only,
+                          struct pd_backend_error *err)
+{
+    const struct pd_shm_call *mine = &c->call;
+    int from = only >= 0 ? only : 0, to = only >= 0 ? only + 1 : c->size;
+    for (int r = from; r < to; r++) {
+        const struct pd_shm_call *theirs = &pd_shm_line(c, r)->call[step & 1];
+        if (theirs->kind == mine->kind && theirs->root == mine->root &&
+            theirs->bytes == mine->bytes)
+            continue;
+        char a[96], b[96];
+        pd_describe_call(mine, a, sizeof(a));
+        pd_describe_call(theirs, b, sizeof(b));
+        snprintf(err->msg, sizeof(err->msg),
+                 "ranks are in different collectives: rank %d is in %s, "
+                 "rank %d in %s (a rank skipped or added a call, or passed "
+                 "other arguments)", c->comm_ranks[c->rank], a,
+                 c->comm_ranks[r], b);
+        return PD_BACKEND_ERR_MISMATCH;
+    }
+    return PD_BACKEND_OK;
+}
+
 /* Advance *next over the ranks that have reached step; true when all
  * (or only) have. */
 static bool pd_all_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
@@ -148,9 +211,9 @@ static int pd_check_waited(struct pd_shm_comm *c, enum pd_shm_counter which,
     return PD_BACKEND_ERR_TIMEOUT;
 }
 
-int pd_shm_wait(struct pd_shm_comm *c, enum pd_shm_counter which,
-                uint32_t step, int only, const char *what,
-                struct pd_backend_error *err)
+static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
+                           uint32_t step, int only, const char *what,
+                           struct pd_backend_error *err)
 {
     int next = 0;
     for (long i = 0; i < c->spin; i++) {
@@ -189,11 +252,21 @@ int pd_shm_wait(struct pd_shm_comm *c, enum pd_shm_counter which,
     }
 }
 
+int pd_shm_wait(struct pd_shm_comm *c, enum pd_shm_counter which,
+                uint32_t step, int only, const char *what,
+                struct pd_backend_error *err)
+{
+    int rc = pd_wait_reached(c, which, step, only, what, err);
+    if (rc == PD_BACKEND_OK && which == PD_SHM_ARRIVED)
+        rc = pd_check_calls(c, step, only, err);
+    return rc;
+}
+
 int pd_shm_begin_step(struct pd_shm_comm *c, uint32_t *step, const char *what,
                       struct pd_backend_error *err)
 {
     *step = ++c->step;
     /* Counters start at 0, which wrap-around comparison takes as having
      * reached the steps "-1" and 0 before steps 1 and 2: no special case. */
-    return pd_shm_wait(c, PD_SHM_DONE, *step - 2, -1, what, err);
+    return pd_wait_reached(c, PD_SHM_DONE, *step - 2, -1, what, err);
 }
