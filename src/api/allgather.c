@@ -15,6 +15,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
 
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, -1, bytes }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_ALLGATHER, bytes);
@@ -47,6 +48,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                      comm->rank));
     }
     struct pd_layout recv = { recvcounts, displs, extent };
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, recvtype, NULL, -1, PD_CALL_ANY_BYTES }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_ALLGATHERV, (size_t)recvcounts[comm->rank] * extent);

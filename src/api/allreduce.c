@@ -11,6 +11,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
                                      datatype, op));
 
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1, (size_t)count * pd_type_size(datatype) }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_ALLREDUCE, (size_t)count * pd_type_size(datatype));

@@ -16,6 +16,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              recvcount, recvtype, &bytes));
     /* Equal block sizes both ways: one layout serves send and receive. */
     struct pd_layout blocks = { NULL, NULL, bytes };
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, -1, bytes }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_ALLTOALL, bytes * (size_t)comm->size);
@@ -52,6 +53,8 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
             comm, call, (size_t)sendcounts[comm->rank] * send.extent,
             (size_t)recvcounts[comm->rank] * recv.extent, comm->rank));
     }
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){
+        call, NULL, NULL, -1, PD_CALL_ANY_BYTES }));
     struct pd_fail fail;
     size_t received = 0;
     for (int i = 0; i < comm->size; i++)

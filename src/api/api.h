@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "core/calls.h"
 #include "core/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
@@ -26,6 +27,9 @@
     } while (0)
 
 int pd_check_active(const char *call);
+/* Number the collective call and, under PDMPI_CHECK=1, cross-check it
+ * with the other ranks' (core/calls.h); raises on a mismatch. */
+int pd_enter_call(MPI_Comm comm, const struct pd_call *call);
 int pd_check_comm(MPI_Comm comm, const char *call);
 int pd_check_count(MPI_Comm comm, const char *call, int count,
                    const char *what);

@@ -8,6 +8,7 @@ int PMPI_Barrier(MPI_Comm comm)
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
 
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, -1, 0 }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_BARRIER, 0);

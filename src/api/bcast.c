@@ -13,6 +13,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_root(comm, call, root));
     PD_CHECK(pd_check_buffer(comm, call, buffer, count, "buffer"));
 
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, NULL, root, (size_t)count * pd_type_size(datatype) }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_BCAST, (size_t)count * pd_type_extent(datatype));

@@ -33,6 +33,7 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
         PD_CHECK(pd_check_same_bytes(comm, call, send_bytes,
                                      (size_t)mine * recv->extent, root));
     }
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, root, PD_CALL_ANY_BYTES }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_GATHER, send_bytes);
@@ -100,6 +101,7 @@ static int pd_scatter(const char *call, const void *sendbuf,
         PD_CHECK(pd_check_same_bytes(comm, call, (size_t)mine * send->extent,
                                      recv_bytes, root));
     }
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, root, PD_CALL_ANY_BYTES }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_SCATTER, recv_bytes);

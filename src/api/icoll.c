@@ -14,6 +14,9 @@
 static int pd_start(const char *call, MPI_Comm comm, struct pd_icoll *op,
                     MPI_Request *request)
 {
+    bool rooted = op->kind == PD_ICOLL_REDUCE || op->kind == PD_ICOLL_BCAST;
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){
+        call, op->type, op->op, rooted ? op->root : -1, PD_CALL_ANY_BYTES }));
     struct ompi_request_t *req = pd_request_new(comm, call);
     if (req == NULL)
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");

@@ -12,6 +12,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                                   datatype, op, root));
 
     bool is_root = comm->rank == root;
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, root, (size_t)count * pd_type_size(datatype) }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_REDUCE, (size_t)count * pd_type_size(datatype));

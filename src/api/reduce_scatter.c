@@ -41,6 +41,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                         "the recvcounts add up to %ld, more than an int", total);
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf, (int)total,
                                      recvcounts[comm->rank], datatype, op));
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1, (size_t)total * pd_type_size(datatype) }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_REDUCE_SCATTER,
@@ -74,6 +75,9 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
     for (int i = 0; i < comm->size; i++)
         counts[i] = recvcount;
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1,
+                                    (size_t)recvcount * (size_t)comm->size *
+                                        pd_type_size(datatype) }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_REDUCE_SCATTER,
@@ -98,6 +102,7 @@ static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf, count,
                                      count, datatype, op));
+    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1, (size_t)count * pd_type_size(datatype) }));
     struct pd_fail fail;
     struct pd_stat_scope stat;
     pd_stats_begin(&stat, PD_STAT_SCAN, (size_t)count * pd_type_size(datatype));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/algo.h"
+#include "core/calls.h"
 #include "core/coll.h"
 #include "core/devcoll.h"
 #include "core/hier.h"
@@ -54,6 +55,9 @@ int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
                 status == PD_BACKEND_ERR_TIMEOUT
                     ? " (timed out; PDMPI_TIMEOUT bounds every wait)" : "",
                 detail);
+    /* A stall: say what every other rank was last doing. */
+    if (status == PD_BACKEND_ERR_TIMEOUT)
+        pd_calls_stall_table(comm, fail->msg, sizeof(fail->msg));
     return errclass;
 }
 

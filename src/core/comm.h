@@ -43,12 +43,13 @@ struct pd_comm_state {
     struct pd_dccl_comm *dev_comm;       /* device CCL, on first device call */
     struct pd_hier *hier;                /* host path by host (core/hier.c) */
     bool hier_known;                     /* hier decided (may be NULL) */
+    uint64_t calls;                      /* collective calls entered */
 };
 
 /* A failure inside core: the MPI error class and a one-line reason. */
 struct pd_fail {
     int errclass;
-    char msg[640];
+    char msg[1024];
 };
 
 void pd_fail_set(struct pd_fail *fail, int errclass, const char *fmt, ...)

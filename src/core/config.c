@@ -144,6 +144,15 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
         c->stats = v[0] == '1';
     }
 
+    v = getenv("PDMPI_CHECK");
+    if (v != NULL && v[0] != '\0') {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+            snprintf(err, errlen, "PDMPI_CHECK=%s is not 0 or 1", v);
+            return -1;
+        }
+        c->check = v[0] == '1';
+    }
+
     v = getenv("PDMPI_ALGO_ALLREDUCE");
     if (v != NULL && v[0] != '\0' && pd_algo_parse(v, &c->algo_allreduce) != 0) {
         snprintf(err, errlen,

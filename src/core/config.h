@@ -24,6 +24,7 @@ struct pd_config {
     enum pd_algo algo_allreduce;  /* PDMPI_ALGO_ALLREDUCE; DEFAULT = table */
     int device_fallback_error;  /* PDMPI_DEVICE_FALLBACK: stage (0) | error */
     int shm;                    /* PDMPI_SHM: 1 (default) | 0 */
+    int check;                  /* PDMPI_CHECK: 0 (default) | 1 */
     long shm_spin;              /* PDMPI_SHM_SPIN; -1 = automatic */
     size_t shm_chunk;           /* PDMPI_SHM_CHUNK, bytes */
     /* Library overrides; "" = the usual soname. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/calls.h"
 #include "core/coll.h"
 #include "core/comm.h"
 #include "core/group.h"
@@ -174,6 +175,7 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     if (provided != NULL)
         *provided = pd_rt.thread_level;
     pd_rt.main_thread = pthread_self();
+    pd_calls_start_publisher();
     __atomic_store_n(&pd_rt.state, PD_RT_ACTIVE, __ATOMIC_RELEASE);
     pd_log_world();
     return MPI_SUCCESS;
@@ -186,10 +188,14 @@ int pd_runtime_finalize(char *err, size_t errlen)
     struct pd_fail fail = { 0, "" };
     pd_stats_report();
     /* No rank lets go of the launcher while another still needs it. */
-    int rc = pd_coll_barrier(world, pd_comm_reserve_tags(world), &fail);
+    struct pd_call call = { "MPI_Finalize", NULL, NULL, -1, 0 };
+    int rc = pd_calls_enter(world, &call, &fail);
+    if (rc == MPI_SUCCESS)
+        rc = pd_coll_barrier(world, pd_comm_reserve_tags(world), &fail);
     if (rc != MPI_SUCCESS)
         snprintf(err, errlen, "%s", fail.msg);
     __atomic_store_n(&pd_rt.state, PD_RT_FINALIZED, __ATOMIC_RELEASE);
+    pd_calls_stop_publisher();
     pd_comm_finalize_predefined(self);
     pd_comm_finalize_predefined(world);
     if (pd_rt.store != NULL)

@@ -1,0 +1,281 @@
+/*
+ * The calls a process is in (see calls.h). Numbering is always on and
+ * costs an increment; the cross-check (PDMPI_CHECK=1, like
+ * TORCH_DISTRIBUTED_DEBUG=DETAIL) costs one small allgather per call.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/calls.h"
+#include "core/coll.h"
+#include "core/log.h"
+#include "core/runtime.h"
+#include "boot/net.h"
+#include "boot/store.h"
+
+/* A call as the ranks exchange it: fixed size, names as text. */
+struct pd_call_record {
+    char name[24];
+    char type[32];
+    char op[24];
+    int32_t root;
+    uint32_t any_bytes;
+    uint64_t bytes;
+    uint64_t seq;
+};
+
+static void pd_record_of(const struct pd_call *call, uint64_t seq,
+                         struct pd_call_record *rec)
+{
+    memset(rec, 0, sizeof(*rec));
+    snprintf(rec->name, sizeof(rec->name), "%s", call->name);
+    if (call->type != NULL)
+        snprintf(rec->type, sizeof(rec->type), "%s", pd_type_name(call->type));
+    if (call->op != NULL)
+        snprintf(rec->op, sizeof(rec->op), "%s", pd_op_name(call->op));
+    rec->root = call->root;
+    rec->any_bytes = call->bytes == PD_CALL_ANY_BYTES;
+    rec->bytes = rec->any_bytes ? 0 : (uint64_t)call->bytes;
+    rec->seq = seq;
+}
+
+static bool pd_records_match(const struct pd_call_record *a,
+                             const struct pd_call_record *b)
+{
+    return strcmp(a->name, b->name) == 0 && strcmp(a->type, b->type) == 0 &&
+           strcmp(a->op, b->op) == 0 && a->root == b->root &&
+           a->any_bytes == b->any_bytes && a->bytes == b->bytes &&
+           a->seq == b->seq;
+}
+
+static int pd_describe(const struct pd_call_record *r, int rank, char *buf,
+                       size_t len)
+{
+    int n = snprintf(buf, len, "rank %d: %s", rank, r->name);
+    if (!r->any_bytes && strcmp(r->name, "MPI_Barrier") != 0 &&
+        strcmp(r->name, "MPI_Finalize") != 0)
+        n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0,
+                      " of %llu bytes", (unsigned long long)r->bytes);
+    if (r->type[0] != '\0')
+        n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0, " %s",
+                      r->type);
+    if (r->op[0] != '\0')
+        n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0, " %s",
+                      r->op);
+    if (r->root >= 0)
+        n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0,
+                      " root %d", (int)r->root);
+    n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0,
+                  " (call %llu)", (unsigned long long)r->seq);
+    return n;
+}
+
+/* Every rank's record, compared with rank 0's; all ranks see the same
+ * table, so all fail alike. */
+static int pd_cross_check(struct ompi_communicator_t *comm,
+                          const struct pd_call_record *mine,
+                          struct pd_fail *fail)
+{
+    struct pd_call_record *all = malloc((size_t)comm->size * sizeof(*all));
+    if (all == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (PDMPI_CHECK)");
+        return fail->errclass;
+    }
+    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm), mine, all,
+                               sizeof(*mine), fail);
+    int differ = 0;
+    for (int r = 1; rc == MPI_SUCCESS && r < comm->size; r++)
+        differ += !pd_records_match(&all[0], &all[r]);
+    if (rc == MPI_SUCCESS && differ > 0) {
+        char text[sizeof(fail->msg)];
+        size_t n = (size_t)snprintf(text, sizeof(text),
+                                    "PDMPI_CHECK: the ranks of %s are in "
+                                    "different calls: ",
+                                    comm->name[0] ? comm->name : comm->state->id);
+        n += (size_t)pd_describe(&all[0], 0, text + n, sizeof(text) - n);
+        for (int r = 1; r < comm->size && n < sizeof(text); r++) {
+            if (pd_records_match(&all[0], &all[r]))
+                continue;
+            n += (size_t)snprintf(text + n, sizeof(text) - n, "; ");
+            if (n < sizeof(text))
+                n += (size_t)pd_describe(&all[r], r, text + n,
+                                         sizeof(text) - n);
+        }
+        pd_fail_set(fail, MPI_ERR_OTHER, "%s", text);
+        rc = fail->errclass;
+    }
+    free(all);
+    return rc;
+}
+
+/* This process's last call, for the publisher. The label is copied only
+ * when the communicator changes; name and seq are plain atomic stores. */
+static struct {
+    pthread_mutex_t lock;           /* label, comm, state */
+    const struct ompi_communicator_t *comm;
+    const struct pd_comm_state *state;
+    char label[PD_COMM_ID_LEN + MPI_MAX_OBJECT_NAME + 8];
+    const char *name;
+    uint64_t seq;
+    uint64_t version;
+} pd_last = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void pd_note_call(struct ompi_communicator_t *comm, const char *name,
+                         uint64_t seq)
+{
+    if (pd_last.comm != comm || pd_last.state != comm->state) {
+        pthread_mutex_lock(&pd_last.lock);
+        pd_last.comm = comm;
+        pd_last.state = comm->state;
+        if (comm->name[0] != '\0')
+            snprintf(pd_last.label, sizeof(pd_last.label), "%s", comm->name);
+        else
+            snprintf(pd_last.label, sizeof(pd_last.label), "communicator %s",
+                     comm->state->id);
+        pthread_mutex_unlock(&pd_last.lock);
+    }
+    __atomic_store_n(&pd_last.name, name, __ATOMIC_RELAXED);
+    __atomic_store_n(&pd_last.seq, seq, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&pd_last.version, 1, __ATOMIC_RELEASE);
+}
+
+int pd_calls_enter(struct ompi_communicator_t *comm,
+                   const struct pd_call *call, struct pd_fail *fail)
+{
+    struct pd_comm_state *st = comm->state;
+    uint64_t seq = __atomic_add_fetch(&st->calls, 1, __ATOMIC_RELAXED);
+    pd_note_call(comm, call->name, seq);
+    if (!pd_rt.config.check || comm->size == 1)
+        return MPI_SUCCESS;
+    struct pd_call_record mine;
+    pd_record_of(call, seq, &mine);
+    return pd_cross_check(comm, &mine, fail);
+}
+
+/* ---- the publisher ------------------------------------------------------ */
+
+static struct {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool running, stopping;
+    struct pd_store_client *store;
+} pd_pub = { .lock = PTHREAD_MUTEX_INITIALIZER,
+             .wake = PTHREAD_COND_INITIALIZER };
+
+#define PD_PUBLISH_EVERY_MS 1000
+
+static void pd_last_call_text(char *buf, size_t len)
+{
+    pthread_mutex_lock(&pd_last.lock);
+    const char *name = __atomic_load_n(&pd_last.name, __ATOMIC_RELAXED);
+    uint64_t seq = __atomic_load_n(&pd_last.seq, __ATOMIC_RELAXED);
+    if (name == NULL)
+        snprintf(buf, len, "no collective yet");
+    else
+        snprintf(buf, len, "%s (call %llu on %s)", name,
+                 (unsigned long long)seq, pd_last.label);
+    pthread_mutex_unlock(&pd_last.lock);
+}
+
+static void *pd_publisher_main(void *arg)
+{
+    (void)arg;
+    uint64_t published = UINT64_MAX;
+    char key[64], text[256], err[256];
+    snprintf(key, sizeof(key), "pdmpi/last/%d", pd_rt.world.rank);
+    pthread_mutex_lock(&pd_pub.lock);
+    while (!pd_pub.stopping) {
+        uint64_t v = __atomic_load_n(&pd_last.version, __ATOMIC_ACQUIRE);
+        if (v != published) {
+            pthread_mutex_unlock(&pd_pub.lock);
+            pd_last_call_text(text, sizeof(text));
+            int rc = pd_store_set(pd_pub.store, key, text, strlen(text) + 1,
+                                  err, sizeof(err));
+            pthread_mutex_lock(&pd_pub.lock);
+            if (rc != 0)
+                break;          /* the store is gone: nothing to report to */
+            published = v;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += PD_PUBLISH_EVERY_MS / 1000;
+        pthread_cond_timedwait(&pd_pub.wake, &pd_pub.lock, &until);
+    }
+    pthread_mutex_unlock(&pd_pub.lock);
+    return NULL;
+}
+
+void pd_calls_start_publisher(void)
+{
+    if (pd_rt.store == NULL || pd_pub.running)
+        return;
+    char err[256];
+    if (pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
+                         pd_rt.world.rank, pd_rt.config.timeout_ms,
+                         &pd_pub.store, err, sizeof(err)) != 0) {
+        pd_log(PD_LOG_WARN, "no stall reports: %s", err);
+        return;
+    }
+    pd_pub.stopping = false;
+    if (pthread_create(&pd_pub.thread, NULL, pd_publisher_main, NULL) != 0) {
+        pd_store_close(pd_pub.store);
+        pd_pub.store = NULL;
+        return;
+    }
+    pd_pub.running = true;
+}
+
+void pd_calls_stop_publisher(void)
+{
+    if (!pd_pub.running)
+        return;
+    pthread_mutex_lock(&pd_pub.lock);
+    pd_pub.stopping = true;
+    pthread_cond_signal(&pd_pub.wake);
+    pthread_mutex_unlock(&pd_pub.lock);
+    pthread_join(pd_pub.thread, NULL);
+    pd_store_close(pd_pub.store);
+    pd_pub.store = NULL;
+    pd_pub.running = false;
+}
+
+void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
+                          size_t len)
+{
+    size_t n = strlen(buf);
+    if (pd_pub.store == NULL || n + 32 >= len)
+        return;
+    char mine[256], key[64], err[256];
+    pd_last_call_text(mine, sizeof(mine));
+    n += (size_t)snprintf(buf + n, len - n, "; last calls of the other ranks:");
+    int64_t deadline = pd_net_now_ms() + 2000;
+    int listed = 0, same = 0;
+    for (int r = 0; r < comm->size && n < len; r++) {
+        if (r == comm->rank)
+            continue;
+        int world_rank = pd_comm_world_rank(comm, r);
+        snprintf(key, sizeof(key), "pdmpi/last/%d", world_rank);
+        void *value = NULL;
+        size_t vlen = 0;
+        int64_t left = deadline - pd_net_now_ms();
+        const char *text = "unknown (nothing in the store)";
+        if (left > 0 && pd_store_get(pd_rt.store, key, &value, &vlen,
+                                     left > 200 ? 200 : (int)left, err,
+                                     sizeof(err)) == 0 &&
+            vlen > 0 && ((char *)value)[vlen - 1] == '\0')
+            text = value;
+        if (strcmp(text, mine) == 0) {
+            same++;
+        } else if (listed < 16) {
+            n += (size_t)snprintf(buf + n, len - n, " rank %d: %s;", r, text);
+            listed++;
+        }
+        free(value);
+    }
+    if (n < len)
+        snprintf(buf + n, len - n, " %d in the same call as this rank "
+                 "(%s)", same, mine);
+}
