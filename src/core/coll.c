@@ -7,9 +7,11 @@
  * rank order -- the order MPI prescribes -- so every rank computes the
  * same bits.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/shm/shm.h"
 #include "core/algo.h"
 #include "core/calls.h"
 #include "core/coll.h"
@@ -35,6 +37,22 @@ static const char *const pd_step_name[] = {
     [PD_STEP_BARRIER] = "barrier",
 };
 
+static void pd_coll_name_gone(struct ompi_communicator_t *comm, char *buf,
+                              size_t len)
+{
+    size_t n = strlen(buf);
+    int me = pd_rt.world.rank;
+    for (int r = 0; r < comm->size && n < len; r++) {
+        int w = pd_comm_world_rank(comm, r);
+        if (w == me || pd_rt.world.pid_of == NULL ||
+            pd_rt.world.node_of[w] != pd_rt.world.node_of[me] ||
+            !pd_shm_process_gone((pid_t)pd_rt.world.pid_of[w]))
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "; rank %d (%s, pid %d) is gone",
+                              r, pd_rt.host, pd_rt.world.pid_of[w]);
+    }
+}
+
 int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
                            const char *what, const char *detail,
                            struct pd_fail *fail)
@@ -55,6 +73,9 @@ int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
                 status == PD_BACKEND_ERR_TIMEOUT
                     ? " (timed out; PDMPI_TIMEOUT bounds every wait)" : "",
                 detail);
+    /* A lost connection: name the ranks of this host that are gone. */
+    if (status == PD_BACKEND_ERR_IO)
+        pd_coll_name_gone(comm, fail->msg, sizeof(fail->msg));
     /* A stall: say what every other rank was last doing. */
     if (status == PD_BACKEND_ERR_TIMEOUT)
         pd_calls_stall_table(comm, fail->msg, sizeof(fail->msg));

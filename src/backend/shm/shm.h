@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "backend/backend.h"
 
@@ -59,6 +60,10 @@ struct pd_shm_call {
     int32_t root;                   /* rooted calls; else -1 */
     uint64_t bytes;                 /* the whole call's bytes, same on all */
 };
+
+/* A process of this host that no longer runs: gone, or a zombie not yet
+ * reaped. */
+bool pd_shm_process_gone(pid_t pid);
 
 /* Bytes of the segment pd_shm_comm_create makes for size ranks. */
 size_t pd_shm_segment_bytes(int size, size_t chunk);

@@ -95,9 +95,6 @@ static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
            ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
 }
 
-/* A process that no longer runs: gone, or a zombie not yet reaped. */
-bool pd_shm_process_gone(pid_t pid);
-
 /* Publish counter = step for this rank, waking sleepers. */
 void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
                  uint32_t step);

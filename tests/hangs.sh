@@ -1,0 +1,74 @@
+#!/bin/sh
+# No silent hangs: each fault becomes a clear error within a bounded time.
+# - a rank that skips one allreduce (then calls MPI_Barrier) over the
+#   host backend alone (PDMPI_SHM=0): a timeout after PDMPI_TIMEOUT that
+#   names the call and what the ranks elsewhere are in (whichever side
+#   times out first: "rank 1: MPI_Barrier" or "rank 0: MPI_Allreduce");
+#   with PDMPI_CHECK=1 at once, naming both calls;
+# - mismatched counts under PDMPI_CHECK=1;
+# - a rank killed with SIGKILL mid-allreduce at np 4, over gloo, under a
+#   launcher that leaves the others running (PaddlePaddle-style) and under
+#   Open MPI's mpirun;
+# - the soak: 100 000 small and 1 000 large allreduces and 1 000
+#   Comm_dup/free rounds at np 4, every result checked, memory and
+#   descriptors flat (and a shorter one over gloo alone).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/launch_lib.sh"
+pd_tmpdir
+
+shm_check="$top_builddir/tests/shm_check"
+soak_check="$top_builddir/tests/soak_check"
+
+# timed NAME MAX PATTERN COMMAND...: COMMAND must fail within MAX seconds
+# with PATTERN (extended regex) in its output.
+timed() {
+    name=$1 max=$2 pattern=$3
+    shift 3
+    start=$(date +%s)
+    "$@" > "$PD_TMP/out" 2>&1
+    rc=$?
+    took=$(($(date +%s) - start))
+    grep -v '^shm_check: rank' "$PD_TMP/out" | sed 's/^/# /' | head -8
+    check "$name: exit $rc in ${took}s (wanted non-zero within ${max}s)" \
+        sh -c "[ $rc -ne 0 ] && [ $took -le $max ]"
+    check "$name: the message says what happened" \
+        grep -Eq "$pattern" "$PD_TMP/out"
+}
+
+for np in 2 3 4; do
+    timed "np $np, gloo, rank 1 skips an allreduce, PDMPI_TIMEOUT=3" 15 \
+        "timed out.*(rank 1: MPI_Barrier|rank 0: MPI_Allreduce) \(call [0-9]+ on MPI_COMM_WORLD\)" \
+        env PDMPI_SHM=0 PDMPI_TIMEOUT=3 "$PDMPIRUN" -np "$np" \
+        "$shm_check" --skip
+    timed "np $np, gloo, rank 1 skips an allreduce, PDMPI_CHECK=1" 5 \
+        "PDMPI_CHECK: .*rank 0: MPI_Allreduce of 16 bytes MPI_FLOAT MPI_SUM \(call [0-9]+\); rank 1: MPI_Barrier" \
+        env PDMPI_SHM=0 PDMPI_CHECK=1 PDMPI_TIMEOUT=60 "$PDMPIRUN" -np "$np" \
+        "$shm_check" --skip
+    timed "np $np, rank 1 passes another count, PDMPI_CHECK=1" 5 \
+        "PDMPI_CHECK: .*rank 1: MPI_Allreduce of 20 bytes" \
+        env PDMPI_CHECK=1 PDMPI_TIMEOUT=60 "$PDMPIRUN" -np "$np" \
+        "$shm_check" --count
+done
+
+PDMPI_TIMEOUT=60
+export PDMPI_TIMEOUT
+PDMPI_SHM=0 timed "PaddlePaddle-style np 4, gloo: rank 1 killed mid-allreduce" \
+    10 "rank 1 \([^,]*, pid [0-9]+\) is gone" \
+    paddle_run master 127.0.0.1 4 "$shm_check" --die 1 50
+timed "Open MPI mpirun np 4: rank 1 killed mid-allreduce" 10 \
+    "rank 1 \(pid [0-9]+, this host\) is gone|exited on signal 9" \
+    pd_timeout "$PD_MPIRUN" $PD_MPIRUN_FLAGS -np 4 "$shm_check" --die 1 50
+unset PDMPI_TIMEOUT
+
+run_np 4 "$soak_check" > "$PD_TMP/soak" 2>&1
+rc=$?
+sed 's/^/# /' "$PD_TMP/soak"
+check "soak at np 4: every result right, memory and descriptors flat (exit $rc)" \
+    sh -c "[ $rc -eq 0 ] && [ \$(grep -c '^ok - ' '$PD_TMP/soak') -eq 3 ]"
+PDMPI_SHM=0 run_np 3 "$soak_check" 3000 100 100 > "$PD_TMP/soak" 2>&1
+rc=$?
+sed 's/^/# /' "$PD_TMP/soak"
+check "soak at np 3 over gloo alone (exit $rc)" \
+    sh -c "[ $rc -eq 0 ] && [ \$(grep -c '^ok - ' '$PD_TMP/soak') -eq 3 ]"
+
+finish
