@@ -28,7 +28,7 @@ static const unsigned char *pd_small_input(struct pd_shm_comm *c, uint32_t j,
                                            int r, size_t bytes)
 {
     if (bytes <= PD_SHM_INLINE_BYTES)
-        return pd_shm_line(c, r)->inline_data[j & 1];
+        return pd_shm_line(c, r)->arrival[j & 1].data;
     return pd_shm_slot(c, j, r);
 }
 
@@ -155,7 +155,7 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
         if (rc != PD_BACKEND_OK)
             return rc;
         unsigned char *shared = bytes <= PD_SHM_INLINE_BYTES
-                                    ? pd_shm_line(c, root)->inline_data[j & 1]
+                                    ? pd_shm_line(c, root)->arrival[j & 1].data
                                     : pd_shm_slot(c, j, 0);
         if (c->rank == root) {
             memcpy(shared, p + off, n);
@@ -188,7 +188,7 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
         int rc = pd_shm_begin_step(c, &j, "allgather", err);
         if (rc != PD_BACKEND_OK)
             return rc;
-        unsigned char *slot = tiny ? pd_shm_line(c, c->rank)->inline_data[j & 1]
+        unsigned char *slot = tiny ? pd_shm_line(c, c->rank)->arrival[j & 1].data
                                    : pd_shm_slot(c, j, c->rank);
         if (bytes[c->rank] > off)
             memcpy(slot, mine + off, pd_min(c->chunk, bytes[c->rank] - off));
@@ -199,7 +199,7 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
         for (int r = 0; r < c->size; r++) {
             if (r == c->rank || bytes[r] <= off)
                 continue;
-            const unsigned char *from = tiny ? pd_shm_line(c, r)->inline_data[j & 1]
+            const unsigned char *from = tiny ? pd_shm_line(c, r)->arrival[j & 1].data
                                              : pd_shm_slot(c, j, r);
             memcpy(o + offs[r] + off, from, pd_min(c->chunk, bytes[r] - off));
         }

@@ -5,14 +5,16 @@
  *   header            one page: identity, attach count, the futex doorbell
  *   lines[size]       one per rank, 256 bytes (whole cache lines, so the
  *                     adjacent-line prefetcher does not make neighbours
- *                     share): the rank's counters, pid, call, inline data
+ *                     share): per step parity an arrival line (counter,
+ *                     call, small data), then the other counters and pid
  *   buffers[2]        each: size slots of chunk bytes, then a result area
  *                     of chunk bytes; step j uses buffer j % 2
  *
  * Steps. Every collective is a sequence of steps numbered by a counter
  * that every rank advances identically (the same calls in the same order
  * on one communicator). In step j a rank publishes its counters:
- *   arrived = j   its input for step j is in its slot (or inline)
+ *   arrived = j   its input for step j is in its slot (or inline); kept
+ *                 per parity, with the call and small data beside it
  *   reduced = j   its share of the reduction of step j is in the result
  *   done = j      it has finished reading buffer j % 2 for step j
  * Before writing into buffer j % 2 a rank waits until every rank is done
@@ -31,7 +33,7 @@
 #define PD_SHM_MAGIC 0x50445348u        /* "PDSH" */
 #define PD_SHM_HEADER_BYTES 4096
 #define PD_SHM_LINE_BYTES 256
-#define PD_SHM_INLINE_BYTES 48          /* data carried in the line itself */
+#define PD_SHM_INLINE_BYTES 40          /* data carried in the arrival line */
 
 struct pd_shm_header {
     uint32_t magic;
@@ -42,19 +44,24 @@ struct pd_shm_header {
     _Atomic uint32_t sleepers;          /* ranks asleep on the doorbell */
 };
 
+/* What a rank publishes for one step parity, in one cache line: a reader
+ * gets the signal, the call and small data in a single transfer. */
+struct pd_shm_arrival {
+    _Atomic uint32_t step;              /* the last step of this parity */
+    struct pd_shm_call call;            /* the call that step serves */
+    unsigned char data[PD_SHM_INLINE_BYTES];
+} __attribute__((aligned(64)));
+
 struct pd_shm_line {
-    _Atomic uint32_t arrived;
+    struct pd_shm_arrival arrival[2];   /* step j in arrival[j % 2] */
     _Atomic uint32_t reduced;
     _Atomic uint32_t done;
     int32_t pid;                        /* set by rank 0 at creation */
     _Atomic uint32_t mapped;            /* set by the rank once mapped */
-    uint32_t unused;
-    struct pd_shm_call call[2];         /* step j's call in call[j % 2] */
-    unsigned char inline_data[2][PD_SHM_INLINE_BYTES];
 };
 
-_Static_assert(sizeof(struct pd_shm_header) <= PD_SHM_HEADER_BYTES,
-               "header fits its page");
+_Static_assert(sizeof(struct pd_shm_arrival) == 64,
+               "an arrival is one cache line");
 _Static_assert(sizeof(struct pd_shm_line) <= PD_SHM_LINE_BYTES,
                "line fits its bytes");
 
@@ -74,6 +81,8 @@ struct pd_shm_comm {
     int timeout_ms;
     uint32_t step;                  /* the last step this rank began */
     struct pd_shm_call call;        /* the call the steps serve */
+    uint32_t all_arrived;           /* last step this rank saw every
+                                       rank arrive at */
     unsigned char *base;            /* the mapping */
     size_t bytes;
     struct pd_shm_header *header;

@@ -27,15 +27,15 @@
 #include "backend/shm/shm_internal.h"
 #include "boot/net.h"
 
-#define PD_SHM_YIELDS 16
+#define PD_SHM_YIELDS 200
 #define PD_SHM_NAP_MS 20
 #define PD_SHM_LIVENESS_MS 100
 
 static _Atomic uint32_t *pd_counter(struct pd_shm_line *l,
-                                    enum pd_shm_counter which)
+                                    enum pd_shm_counter which, uint32_t step)
 {
     switch (which) {
-    case PD_SHM_ARRIVED: return &l->arrived;
+    case PD_SHM_ARRIVED: return &l->arrival[step & 1].step;
     case PD_SHM_REDUCED: return &l->reduced;
     default: return &l->done;
     }
@@ -59,8 +59,8 @@ static inline void pd_cpu_relax(void)
 void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
                  uint32_t step)
 {
-    atomic_store_explicit(pd_counter(pd_shm_line(c, c->rank), which), step,
-                          memory_order_release);
+    atomic_store_explicit(pd_counter(pd_shm_line(c, c->rank), which, step),
+                          step, memory_order_release);
     /* Order the store before reading sleepers (a waiter increments
      * sleepers, then re-checks the counters): one of the two sees the
      * other, so no wake-up is lost. */
@@ -79,7 +79,7 @@ void pd_shm_set_call(struct pd_shm_comm *c, const struct pd_shm_call *call)
 
 void pd_shm_arrive(struct pd_shm_comm *c, uint32_t step)
 {
-    pd_shm_line(c, c->rank)->call[step & 1] = c->call;
+    pd_shm_line(c, c->rank)->arrival[step & 1].call = c->call;
     pd_shm_post(c, PD_SHM_ARRIVED, step);
 }
 
@@ -118,7 +118,8 @@ static int pd_check_calls(struct pd_shm_comm *c, uint32_t step, int only,
     const struct pd_shm_call *mine = &c->call;
     int from = only >= 0 ? only : 0, to = only >= 0 ? only + 1 : c->size;
     for (int r = from; r < to; r++) {
-        const struct pd_shm_call *theirs = &pd_shm_line(c, r)->call[step & 1];
+        const struct pd_shm_call *theirs =
+            &pd_shm_line(c, r)->arrival[step & 1].call;
         if (theirs->kind == mine->kind && theirs->root == mine->root &&
             theirs->bytes == mine->bytes)
             continue;
@@ -142,11 +143,12 @@ static bool pd_all_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
 {
     if (only >= 0)
         return pd_reached(atomic_load_explicit(
-                              pd_counter(pd_shm_line(c, only), which),
+                              pd_counter(pd_shm_line(c, only), which, step),
                               memory_order_acquire), step);
     while (*next < c->size) {
         uint32_t v = atomic_load_explicit(
-            pd_counter(pd_shm_line(c, *next), which), memory_order_acquire);
+            pd_counter(pd_shm_line(c, *next), which, step),
+            memory_order_acquire);
         if (!pd_reached(v, step))
             return false;
         (*next)++;
@@ -184,7 +186,7 @@ static int pd_check_waited(struct pd_shm_comm *c, enum pd_shm_counter which,
     int to = only >= 0 ? only + 1 : c->size;
     for (int r = from; r < to; r++) {
         struct pd_shm_line *l = pd_shm_line(c, r);
-        if (pd_reached(atomic_load_explicit(pd_counter(l, which),
+        if (pd_reached(atomic_load_explicit(pd_counter(l, which, step),
                                             memory_order_acquire), step))
             continue;
         if (pd_shm_process_gone(l->pid)) {
@@ -200,7 +202,7 @@ static int pd_check_waited(struct pd_shm_comm *c, enum pd_shm_counter which,
     size_t len = 0;
     for (int r = from; r < to && len < sizeof(waiting) - 16; r++) {
         if (!pd_reached(atomic_load_explicit(pd_counter(pd_shm_line(c, r),
-                                                        which),
+                                                        which, step),
                                              memory_order_acquire), step))
             len += (size_t)snprintf(waiting + len, sizeof(waiting) - len,
                                     "%s%d", len ? ", " : "", c->comm_ranks[r]);
@@ -257,8 +259,11 @@ int pd_shm_wait(struct pd_shm_comm *c, enum pd_shm_counter which,
                 struct pd_backend_error *err)
 {
     int rc = pd_wait_reached(c, which, step, only, what, err);
-    if (rc == PD_BACKEND_OK && which == PD_SHM_ARRIVED)
+    if (rc == PD_BACKEND_OK && which == PD_SHM_ARRIVED) {
         rc = pd_check_calls(c, step, only, err);
+        if (only < 0)
+            c->all_arrived = step;
+    }
     return rc;
 }
 
@@ -266,6 +271,10 @@ int pd_shm_begin_step(struct pd_shm_comm *c, uint32_t *step, const char *what,
                       struct pd_backend_error *err)
 {
     *step = ++c->step;
+    /* A rank posts done for step j - 2 before it arrives at j - 1: if this
+     * rank saw every rank arrive at j - 1, they are all done with j - 2. */
+    if (c->all_arrived == *step - 1)
+        return PD_BACKEND_OK;
     /* Counters start at 0, which wrap-around comparison takes as having
      * reached the steps "-1" and 0 before steps 1 and 2: no special case. */
     return pd_wait_reached(c, PD_SHM_DONE, *step - 2, -1, what, err);
