@@ -10,7 +10,7 @@ set -e
 
 packages="build-essential autoconf automake libtool pkg-config \
 libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps \
-gnuplot-nox"
+gnuplot-nox valgrind"
 
 missing=""
 for p in $packages; do
