@@ -60,7 +60,8 @@ timed "Open MPI mpirun np 4: rank 1 killed mid-allreduce" 10 \
     pd_timeout "$PD_MPIRUN" $PD_MPIRUN_FLAGS -np 4 "$shm_check" --die 1 50
 unset PDMPI_TIMEOUT
 
-run_np 4 "$soak_check" > "$PD_TMP/soak" 2>&1
+# PD_SOAK: "SMALL LARGE DUPS" counts for the soak (default 100000 1000 1000).
+run_np 4 "$soak_check" ${PD_SOAK:-100000 1000 1000} > "$PD_TMP/soak" 2>&1
 rc=$?
 sed 's/^/# /' "$PD_TMP/soak"
 check "soak at np 4: every result right, memory and descriptors flat (exit $rc)" \
