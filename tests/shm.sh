@@ -86,7 +86,7 @@ for np in 2 3; do
 done
 
 for bad in "PDMPI_SHM=2:PDMPI_SHM=2 is not 0 or 1" \
-           "PDMPI_SHM_SPIN=-1:PDMPI_SHM_SPIN=-1 is not a number of polls" \
+           "PDMPI_SHM_SPIN=-1:PDMPI_SHM_SPIN=-1 is not a number of microseconds" \
            "PDMPI_SHM_CHUNK=1000:PDMPI_SHM_CHUNK=1000 is not a number of bytes" \
            "PDMPI_SHM_CHUNK=4100:PDMPI_SHM_CHUNK=4100 is not a number of bytes"; do
     setting=${bad%%:*}

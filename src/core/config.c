@@ -56,8 +56,8 @@ static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
     v = getenv("PDMPI_SHM_SPIN");
     if (v != NULL && v[0] != '\0' &&
         pd_parse_long(v, 0, 1000000000L, &c->shm_spin) != 0) {
-        snprintf(err, errlen, "PDMPI_SHM_SPIN=%s is not a number of polls in "
-                 "[0, 1000000000]", v);
+        snprintf(err, errlen, "PDMPI_SHM_SPIN=%s is not a number of "
+                 "microseconds in [0, 1000000000]", v);
         return -1;
     }
     v = getenv("PDMPI_SHM_CHUNK");

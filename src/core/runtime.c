@@ -45,7 +45,7 @@ static void pd_log_world(void)
     char shm[160] = "off (PDMPI_SHM=0)";
     if (pd_rt.config.shm)
         snprintf(shm, sizeof(shm), "shared memory among ranks of a host "
-                 "(%zu-byte chunks, spin %ld%s)", pd_rt.config.shm_chunk,
+                 "(%zu-byte chunks, spin %ld us%s)", pd_rt.config.shm_chunk,
                  pd_rt.config.shm_spin,
                  pd_rt.config.shm_spin < 0 ? " = automatic" : "");
     pd_log(PD_LOG_INFO, "host path: %s", shm);

@@ -220,12 +220,13 @@ static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
 }
 
 /*
- * Polls before a waiting rank starts yielding. Short: a peer that is
- * running answers within a microsecond or two, and one that is not needs
- * this processor -- which a long spin keeps from it (measured: with a
- * busy neighbour on the other core of a 2-core machine, 20000 polls made
- * a 16 MiB allreduce ten times slower than 100). Yielding costs little
- * when nothing else wants the processor.
+ * Microseconds a waiting rank polls before it starts yielding. Bounded
+ * in time: a peer that is running answers within a microsecond or two,
+ * and one that is not needs this processor -- which a long spin keeps
+ * from it (measured with a busy neighbour on the other core of a 2-core
+ * machine: 20000 polls, about a millisecond, made a 16 MiB allreduce at
+ * np 2 ten times slower). Yielding costs little when nothing else wants
+ * the processor.
  */
 static long pd_default_spin(int size)
 {
@@ -235,7 +236,7 @@ static long pd_default_spin(int size)
         cpus = CPU_COUNT(&set);
     /* More ranks than processors: the rank being waited for may need this
      * processor, so give it up at once. */
-    return size > cpus ? 0 : 100;
+    return size > cpus ? 0 : 20;
 }
 
 int pd_shm_comm_create(const struct pd_shm_init *init,
@@ -257,6 +258,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->pids = ranks + init->size;
     c->chunk = init->chunk;
     c->spin = init->spin >= 0 ? init->spin : pd_default_spin(init->size);
+    c->spin_ns = (int64_t)c->spin * 1000;
     c->timeout_ms = init->timeout_ms;
     c->bytes = pd_shm_segment_bytes(init->size, init->chunk);
 

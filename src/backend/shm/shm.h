@@ -37,7 +37,8 @@ struct pd_shm_init {
     const char *store_prefix;       /* unique per communicator and host */
     const char *job_key;            /* part of the segment's name */
     int timeout_ms;                 /* bounds every wait */
-    long spin;                      /* polls before yielding; < 0: automatic */
+    long spin;                      /* microseconds of polling before
+                                       yielding; < 0: automatic */
     size_t chunk;                   /* slot bytes per rank per buffer */
 };
 

@@ -77,7 +77,9 @@ struct pd_shm_comm {
     int *comm_ranks;
     int *pids;                      /* allocated with comm_ranks */
     size_t chunk;
-    long spin;                      /* polls before yielding */
+    long spin;                      /* most microseconds of polling */
+    int64_t spin_ns;                /* this wait's budget (adapts) */
+    unsigned spin_skipped;          /* waits since the budget ran out */
     int timeout_ms;
     uint32_t step;                  /* the last step this rank began */
     struct pd_shm_call call;        /* the call the steps serve */

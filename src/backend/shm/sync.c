@@ -2,7 +2,7 @@
  * Signalling between the ranks of one segment: post a counter, wait for
  * counters.
  *
- * A waiter polls for c->spin rounds (the answer usually comes within a
+ * A waiter polls for c->spin microseconds (the answer usually comes within a
  * microsecond when every rank has a core), then yields the processor a
  * few times (an oversubscribed host: the rank it waits for may need this
  * very core), then sleeps on the segment's futex doorbell. A poster rings
@@ -54,6 +54,13 @@ static inline void pd_cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+static int64_t pd_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
@@ -218,10 +225,28 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
                            struct pd_backend_error *err)
 {
     int next = 0;
-    for (long i = 0; i < c->spin; i++) {
-        if (pd_all_reached(c, which, step, only, &next))
-            return PD_BACKEND_OK;
-        pd_cpu_relax();
+    if (pd_all_reached(c, which, step, only, &next))
+        return PD_BACKEND_OK;
+    if (c->spin_ns > 0) {
+        /* Poll, reading the clock every 32 polls. A spin that pays off
+         * earns the next one a little more time, up to c->spin; one that
+         * does not halves it: when the rank waited for shares this
+         * processor, spinning only delays it. */
+        int64_t until = pd_now_ns() + c->spin_ns;
+        for (unsigned i = 1;; i++) {
+            if (pd_all_reached(c, which, step, only, &next)) {
+                c->spin_ns += 250;
+                if (c->spin_ns > (int64_t)c->spin * 1000)
+                    c->spin_ns = (int64_t)c->spin * 1000;
+                return PD_BACKEND_OK;
+            }
+            pd_cpu_relax();
+            if (i % 32 == 0 && pd_now_ns() >= until)
+                break;
+        }
+        c->spin_ns /= 2;
+    } else if (c->spin > 0 && ++c->spin_skipped % 64 == 0) {
+        c->spin_ns = 1000;          /* try spinning again now and then */
     }
     for (int i = 0; i < PD_SHM_YIELDS; i++) {
         if (pd_all_reached(c, which, step, only, &next))
