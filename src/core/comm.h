@@ -30,7 +30,7 @@ struct pd_create_group_count;
 
 struct pd_comm_state {
     pthread_mutex_t lock;           /* the fields below */
-    uint32_t next_tag;
+    uint32_t next_tag;              /* atomic: pd_comm_reserve_tags */
     unsigned next_child;            /* creation calls made on this comm */
     struct pd_create_group_count *group_counts; /* MPI_Comm_create_group */
     char id[PD_COMM_ID_LEN];        /* same on every member, unique in job */
