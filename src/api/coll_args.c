@@ -1,17 +1,21 @@
-#include <stdio.h>
+#include <string.h>
 
 #include "api/coll_args.h"
 
 int pd_check_side(MPI_Comm comm, const char *call, const void *buf, int count,
                   MPI_Datatype type, const char *side)
 {
-    char what[32];
-    snprintf(what, sizeof(what), "%scount", side);
-    PD_CHECK(pd_check_count(comm, call, count, what));
-    snprintf(what, sizeof(what), "%stype", side);
-    PD_CHECK(pd_check_data_type(comm, call, type, what));
-    snprintf(what, sizeof(what), "%sbuf", side);
-    return pd_check_buffer(comm, call, buf, count, what);
+    /* Names picked, not printed: this runs on every call. side is
+     * "send", "recv" or "" (one buffer). */
+    static const char *const names[3][3] = {
+        { "sendcount", "sendtype", "sendbuf" },
+        { "recvcount", "recvtype", "recvbuf" },
+        { "count", "type", "buf" },
+    };
+    int s = strcmp(side, "send") == 0 ? 0 : strcmp(side, "recv") == 0 ? 1 : 2;
+    PD_CHECK(pd_check_count(comm, call, count, names[s][0]));
+    PD_CHECK(pd_check_data_type(comm, call, type, names[s][1]));
+    return pd_check_buffer(comm, call, buf, count, names[s][2]);
 }
 
 int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,

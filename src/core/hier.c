@@ -417,19 +417,16 @@ static void pd_blocks(const struct pd_layout *l, const int *list, int n,
         pd_layout_block(l, list != NULL ? list[i] : i, &offs[i], &bytes[i]);
 }
 
+/* Blocks of up to this many ranks are laid out on the stack. */
+#define PD_STACK_RANKS 64
+
 static int pd_allgatherv_one_host(struct ompi_communicator_t *comm,
                                   struct pd_hier *h, const void *sendbuf,
-                                  void *recvbuf, const struct pd_layout *recv,
-                                  struct pd_fail *fail)
+                                  void *recvbuf, const size_t *offs,
+                                  const size_t *bytes, struct pd_fail *fail)
 {
-    size_t *offs = pd_scratch(2 * (size_t)comm->size * sizeof(size_t), fail);
-    if (offs == NULL)
-        return fail->errclass;
-    size_t *bytes = offs + comm->size;
-    pd_blocks(recv, NULL, comm->size, offs, bytes);
     struct pd_backend_error e = { .msg = "" };
     int rc = pd_shm_allgatherv(h->shm, sendbuf, recvbuf, offs, bytes, &e);
-    free(offs);
     return rc == PD_BACKEND_OK
                ? MPI_SUCCESS
                : pd_shm_failed(rc, comm, "allgather", &e, fail);
@@ -511,16 +508,26 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        const struct pd_layout *recv, struct pd_fail *fail)
 {
     pd_stats_way(PD_WAY_SHM);
-    size_t total = 0;
-    for (int r = 0; r < comm->size; r++) {
-        size_t off, bytes;
-        pd_layout_block(recv, r, &off, &bytes);
-        total += bytes;
-    }
+    size_t stack[2 * PD_STACK_RANKS];
+    size_t *offs = comm->size <= PD_STACK_RANKS
+                       ? stack
+                       : pd_scratch(2 * (size_t)comm->size * sizeof(size_t),
+                                    fail);
+    if (offs == NULL)
+        return fail->errclass;
+    size_t *bytes = offs + comm->size, total = 0;
+    pd_blocks(recv, NULL, comm->size, offs, bytes);
+    for (int r = 0; r < comm->size; r++)
+        total += bytes[r];
     pd_serve(h, PD_SHM_CALL_ALLGATHER, -1, total);
-    if (h->num_hosts == 1)
-        return pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, recv, fail);
-    return pd_allgatherv_hosts(comm, h, tag, sendbuf, recvbuf, recv, fail);
+    int rc = h->num_hosts == 1
+                 ? pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, offs,
+                                          bytes, fail)
+                 : pd_allgatherv_hosts(comm, h, tag, sendbuf, recvbuf, recv,
+                                       fail);
+    if (offs != stack)
+        free(offs);
+    return rc;
 }
 
 int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
