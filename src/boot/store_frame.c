@@ -110,7 +110,8 @@ int pd_store_parse_counter(const uint8_t *value, size_t vallen, int64_t *out)
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (errno != 0 || *end != '\0')
+    /* end short of vallen: a NUL byte inside the value, not a counter. */
+    if (errno != 0 || end != text + vallen)
         return -1;
     *out = v;
     return 0;

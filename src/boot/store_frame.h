@@ -53,7 +53,8 @@ int pd_store_frame_split(const uint8_t *buf, size_t len,
 
 /*
  * The value of a counter key: decimal text (as strtoll reads it) that
- * fits in 64 bits. 0 and *out, or -1 when it is not a counter.
+ * fits in 64 bits and takes all vallen bytes. 0 and *out, or -1 when it
+ * is not a counter.
  */
 int pd_store_parse_counter(const uint8_t *value, size_t vallen,
                            int64_t *out);
