@@ -5,12 +5,15 @@
 # benchmarks use), PMIx headers (the PMIx client; libpmix itself is
 # loaded at run time), MPICH (mpiexec for the PMI-1 tests) and iproute2
 # (network namespaces for the multi-host tests), gnuplot (the plots of
-# bench/compare). Runs apt-get as root, or through sudo.
+# bench/compare), clang with its sanitizer and libFuzzer runtimes
+# (tests/fuzz.sh; libclang-rt-dev is only recommended by clang, and
+# recommends are not installed here). Runs apt-get as root, or through
+# sudo.
 set -e
 
 packages="build-essential autoconf automake libtool pkg-config \
 libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps \
-gnuplot-nox valgrind"
+gnuplot-nox valgrind clang libclang-rt-dev"
 
 missing=""
 for p in $packages; do

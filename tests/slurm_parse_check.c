@@ -46,6 +46,9 @@ int main(void)
     first_host("a[1]b[2]", NULL);
     first_host(",node1", NULL);
     first_host("node]1", NULL);
+    first_host("node 1", NULL);
+    first_host("n[1-2] x", NULL);
+    first_host("n[07-09]\nib,x", NULL);
 
     tasks("2", 0, 2);
     tasks("2(x3),1", 0, 2);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "net.h"
+#include "store_frame.h"
 #include "store_proto.h"
 
 #define PD_LISTEN_BACKLOG 1024
@@ -100,21 +101,6 @@ static void server_log(const char *fmt, ...)
     va_end(ap);
     /* One fprintf per line so concurrent writers do not interleave it. */
     fprintf(stderr, "pdmpi store: %s\n", line);
-}
-
-/* A printable rendering of a (possibly binary) key for messages. */
-static void describe_key(const uint8_t *key, uint32_t keylen, char *buf,
-                         size_t buflen)
-{
-    size_t limit = buflen > 4 ? buflen - 4 : 0;
-    size_t n = 0;
-    for (uint32_t i = 0; i < keylen && n < limit; i++, n++)
-        buf[n] = (key[i] >= 0x20 && key[i] < 0x7f) ? (char)key[i] : '?';
-    if (keylen > limit && limit > 0) {
-        memcpy(buf + n, "...", 3);
-        n += 3;
-    }
-    buf[n] = '\0';
 }
 
 /* --------------------------------------------------------------- buffers */
@@ -360,28 +346,7 @@ static size_t frame_size(const uint8_t *head)
 {
     struct pd_store_header h;
     pd_store_decode_header(head, &h);
-    return PD_STORE_HEADER_LEN + (size_t)h.keylen + h.vallen;
-}
-
-/* 1 (and a reason) when a header breaks the framing rules. */
-static int describe_bad_header(const struct pd_store_header *h, char *reason,
-                               size_t len)
-{
-    if (h->magic != PD_STORE_MAGIC)
-        snprintf(reason, len, "bad magic 0x%08" PRIx32
-                 " (not a pdmpi store client)", h->magic);
-    else if (h->version != PD_STORE_VERSION)
-        snprintf(reason, len, "protocol version %u (this store speaks %d)",
-                 (unsigned)h->version, PD_STORE_VERSION);
-    else if (h->keylen > PD_STORE_MAX_KEY)
-        snprintf(reason, len, "key of %" PRIu32 " bytes (limit %d)",
-                 h->keylen, PD_STORE_MAX_KEY);
-    else if (h->vallen > PD_STORE_MAX_VALUE)
-        snprintf(reason, len, "value of %" PRIu32 " bytes (limit %u)",
-                 h->vallen, PD_STORE_MAX_VALUE);
-    else
-        return 0;
-    return 1;
+    return pd_store_frame_size(&h);
 }
 
 /*
@@ -397,44 +362,15 @@ static int conn_check_head(struct pd_store_conn *c)
 
     struct pd_store_header h;
     char reason[160];
-    pd_store_decode_header(in->data + in->off, &h);
-    if (describe_bad_header(&h, reason, sizeof reason)) {
-        conn_refuse(c, reason, NULL);
-        return -1;
-    }
-    if (!c->greeted && h.op != PD_STORE_OP_HELLO) {
-        snprintf(reason, sizeof reason,
-                 "first message is op %u, not HELLO", (unsigned)h.op);
-        conn_refuse(c, reason, "protocol error: first message must be HELLO");
-        return -1;
-    }
-
-    int size_ok;
-    switch (h.op) {
-    case PD_STORE_OP_HELLO:
-        size_ok = !c->greeted && h.keylen <= PD_STORE_MAX_JOBKEY &&
-                  h.vallen == 4;
-        break;
-    case PD_STORE_OP_SET:
-        size_ok = 1;
-        break;
-    case PD_STORE_OP_GET:
-        size_ok = h.vallen == 4;
-        break;
-    case PD_STORE_OP_ADD:
-        size_ok = h.vallen == 8;
-        break;
-    default:
-        snprintf(reason, sizeof reason, "unknown op %u", (unsigned)h.op);
-        conn_refuse(c, reason, "protocol error: unknown op");
-        return -1;
-    }
-    if (!size_ok) {
-        snprintf(reason, sizeof reason,
-                 "malformed op %u (key %" PRIu32 " bytes, value %" PRIu32
-                 " bytes)",
-                 (unsigned)h.op, h.keylen, h.vallen);
-        conn_refuse(c, reason, "protocol error: malformed message");
+    const char *peer_message;
+    int verdict = pd_store_frame_check_head(in->data + in->off,
+                                            in->len - in->off, c->greeted,
+                                            &h, reason, sizeof reason,
+                                            &peer_message);
+    if (verdict == PD_STORE_FRAME_INCOMPLETE)
+        return 0;
+    if (verdict == PD_STORE_FRAME_REFUSED) {
+        conn_refuse(c, reason, peer_message);
         return -1;
     }
     c->head_checked = 1;
@@ -497,23 +433,13 @@ static void consume_frame(struct pd_store_conn *c, size_t size)
     }
 }
 
-/* Constant-time comparison so the job key cannot be probed byte by byte. */
-static int job_key_matches(const struct pd_store_server *s,
-                           const uint8_t *key, uint32_t keylen)
-{
-    unsigned diff = keylen != s->job_key_len;
-    size_t n = keylen < s->job_key_len ? keylen : s->job_key_len;
-    for (size_t i = 0; i < n; i++)
-        diff |= (unsigned)(key[i] ^ (uint8_t)s->job_key[i]);
-    return diff == 0;
-}
-
 static void handle_hello(struct pd_store_server *s, struct pd_store_conn *c,
                          const uint8_t *key, uint32_t keylen,
                          const uint8_t *value)
 {
     int32_t rank = (int32_t)pd_store_get_u32(value);
-    if (!job_key_matches(s, key, keylen)) {
+    if (!pd_store_job_key_matches(s->job_key, s->job_key_len, key,
+                                  keylen)) {
         char reason[96];
         snprintf(reason, sizeof reason,
                  "wrong job key from rank %" PRId32
@@ -574,7 +500,7 @@ static void handle_get(struct pd_store_server *s, struct pd_store_conn *c,
     }
     if (timeout_ms == 0) {
         char shown[128];
-        describe_key(key, keylen, shown, sizeof shown);
+        pd_store_describe_key(key, keylen, shown, sizeof shown);
         conn_queue_errf(c, "timed out after 0 ms waiting for key %s", shown);
         return;
     }
@@ -590,22 +516,6 @@ static void handle_get(struct pd_store_server *s, struct pd_store_conn *c,
     c->parked = 1;
 }
 
-static int parse_counter(const uint8_t *value, size_t vallen, int64_t *out)
-{
-    char text[32];
-    if (vallen == 0 || vallen >= sizeof text)
-        return -1;
-    memcpy(text, value, vallen);
-    text[vallen] = '\0';
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static void handle_add(struct pd_store_server *s, struct pd_store_conn *c,
                        const uint8_t *key, uint32_t keylen,
                        const uint8_t *value)
@@ -614,14 +524,14 @@ static void handle_add(struct pd_store_server *s, struct pd_store_conn *c,
     int64_t total = 0;
     char shown[128];
     const struct pd_kv_entry *e = kv_find(&s->table, key, keylen);
-    if (e != NULL && parse_counter(e->value, e->vallen, &total) < 0) {
-        describe_key(key, keylen, shown, sizeof shown);
+    if (e != NULL && pd_store_parse_counter(e->value, e->vallen, &total) < 0) {
+        pd_store_describe_key(key, keylen, shown, sizeof shown);
         conn_queue_errf(c, "key %s holds a value that is not a counter",
                         shown);
         return;
     }
     if (__builtin_add_overflow(total, delta, &total)) {
-        describe_key(key, keylen, shown, sizeof shown);
+        pd_store_describe_key(key, keylen, shown, sizeof shown);
         conn_queue_errf(c, "counter %s would overflow", shown);
         return;
     }
@@ -640,27 +550,25 @@ static void handle_add(struct pd_store_server *s, struct pd_store_conn *c,
 static void handle_frame(struct pd_store_server *s, struct pd_store_conn *c)
 {
     struct pd_buffer *in = &c->in;
-    const uint8_t *frame = in->data + in->off;
-    struct pd_store_header h;
-    pd_store_decode_header(frame, &h);
-    const uint8_t *key = frame + PD_STORE_HEADER_LEN;
-    const uint8_t *value = key + h.keylen;
+    struct pd_store_frame f;
+    /* conn_has_frame said the whole frame is in. */
+    pd_store_frame_split(in->data + in->off, in->len - in->off, &f);
 
-    switch (h.op) {
+    switch (f.head.op) {
     case PD_STORE_OP_HELLO:
-        handle_hello(s, c, key, h.keylen, value);
+        handle_hello(s, c, f.key, f.head.keylen, f.value);
         break;
     case PD_STORE_OP_SET:
-        handle_set(s, c, key, h.keylen, value, h.vallen);
+        handle_set(s, c, f.key, f.head.keylen, f.value, f.head.vallen);
         break;
     case PD_STORE_OP_GET:
-        handle_get(s, c, key, h.keylen, value);
+        handle_get(s, c, f.key, f.head.keylen, f.value);
         break;
     case PD_STORE_OP_ADD:
-        handle_add(s, c, key, h.keylen, value);
+        handle_add(s, c, f.key, f.head.keylen, f.value);
         break;
     }
-    consume_frame(c, PD_STORE_HEADER_LEN + (size_t)h.keylen + h.vallen);
+    consume_frame(c, f.size);
 }
 
 /*
@@ -690,7 +598,8 @@ static void expire_parked_gets(struct pd_store_server *s, int64_t now)
         if (c->dead || !c->parked || c->parked_deadline > now)
             continue;
         char shown[128];
-        describe_key(c->parked_key, c->parked_keylen, shown, sizeof shown);
+        pd_store_describe_key(c->parked_key, c->parked_keylen, shown,
+                              sizeof shown);
         uint32_t waited = c->parked_timeout_ms;
         unpark(c);
         conn_queue_errf(c, "timed out after %" PRIu32 " ms waiting for key %s",

@@ -54,7 +54,7 @@ int pd_slurm_first_host(const char *list, char *host, size_t hostlen)
         p = close + 1;
         /* a suffix after the brackets ("n[1-2]-ib") */
         while (*p != '\0' && *p != ',' && *p != '[') {
-            if (*p == ']' || out + 1 >= hostlen)
+            if (*p == ']' || isspace((unsigned char)*p) || out + 1 >= hostlen)
                 return -1;
             host[out++] = *p++;
         }

@@ -270,6 +270,7 @@ static void parse_devices(const char *text, struct pd_options *o)
     int cap = 1;
     for (const char *p = text; *p; p++)
         cap += *p == ',';
+    free(o->devices); /* --devices given twice: the last one counts */
     o->devices = calloc((size_t)cap, sizeof(int));
     if (o->devices == NULL)
         usage_error("out of memory");
@@ -1281,6 +1282,7 @@ static void teardown_job(struct pd_job *job, struct pd_store_server *server)
         close(job->stdin_null_fd);
     free(job->ranks);
     free(job->streams);
+    free(job->opt.devices);
 }
 
 int main(int argc, char **argv)
