@@ -27,7 +27,7 @@
 #include "backend/shm/shm_internal.h"
 #include "boot/net.h"
 
-#define PD_SHM_YIELDS 200
+#define PD_SHM_YIELDS 20
 #define PD_SHM_NAP_MS 20
 #define PD_SHM_LIVENESS_MS 100
 
