@@ -17,13 +17,14 @@
  */
 #include <mpi.h>
 
-#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "fd_count.h"
 
 #include "tap_harness.h"
 
@@ -83,18 +84,6 @@ static void check_rank_order_sum(size_t count, const char *what)
     free(in);
     free(out);
     free(all);
-}
-
-static int open_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL)
-        return -1;
-    while (readdir(d) != NULL)
-        n++;
-    closedir(d);
-    return n;
 }
 
 static void check_dup_free_loop(int rounds)

@@ -12,11 +12,12 @@
  */
 #include <mpi.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "fd_count.h"
 
 static int rank, size;
 
@@ -30,18 +31,6 @@ static long rss_kib(void)
         resident = -1;
     fclose(f);
     return resident < 0 ? -1 : resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static int open_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL)
-        return -1;
-    while (readdir(d) != NULL)
-        n++;
-    closedir(d);
-    return n;
 }
 
 /* Agree on a verdict and print it from rank 0; returns 1 on failure. */

@@ -31,6 +31,21 @@ static int pd_copy_bounded(const char *name, const char *text, char *dst,
     return 0;
 }
 
+/* An on/off variable: unset or empty keeps *out; "0" or "1" sets it. */
+static int pd_parse_switch(const char *name, int *out, char *err,
+                           size_t errlen)
+{
+    const char *v = getenv(name);
+    if (v == NULL || v[0] == '\0')
+        return 0;
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+        snprintf(err, errlen, "%s=%s is not 0 or 1", name, v);
+        return -1;
+    }
+    *out = v[0] == '1';
+    return 0;
+}
+
 /* A whole decimal number in [min, max], or -1. */
 static int pd_parse_long(const char *text, long min, long max, long *out)
 {
@@ -45,15 +60,9 @@ static int pd_parse_long(const char *text, long min, long max, long *out)
 
 static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
 {
-    const char *v = getenv("PDMPI_SHM");
-    if (v != NULL && v[0] != '\0') {
-        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-            snprintf(err, errlen, "PDMPI_SHM=%s is not 0 or 1", v);
-            return -1;
-        }
-        c->shm = v[0] == '1';
-    }
-    v = getenv("PDMPI_SHM_SPIN");
+    if (pd_parse_switch("PDMPI_SHM", &c->shm, err, errlen) != 0)
+        return -1;
+    const char *v = getenv("PDMPI_SHM_SPIN");
     if (v != NULL && v[0] != '\0' &&
         pd_parse_long(v, 0, 1000000000L, &c->shm_spin) != 0) {
         snprintf(err, errlen, "PDMPI_SHM_SPIN=%s is not a number of "
@@ -135,23 +144,11 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
                         err, errlen) != 0)
         return -1;
 
-    v = getenv("PDMPI_STATS");
-    if (v != NULL && v[0] != '\0') {
-        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-            snprintf(err, errlen, "PDMPI_STATS=%s is not 0 or 1", v);
-            return -1;
-        }
-        c->stats = v[0] == '1';
-    }
+    if (pd_parse_switch("PDMPI_STATS", &c->stats, err, errlen) != 0)
+        return -1;
 
-    v = getenv("PDMPI_CHECK");
-    if (v != NULL && v[0] != '\0') {
-        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-            snprintf(err, errlen, "PDMPI_CHECK=%s is not 0 or 1", v);
-            return -1;
-        }
-        c->check = v[0] == '1';
-    }
+    if (pd_parse_switch("PDMPI_CHECK", &c->check, err, errlen) != 0)
+        return -1;
 
     v = getenv("PDMPI_ALGO_ALLREDUCE");
     if (v != NULL && v[0] != '\0' && pd_algo_parse(v, &c->algo_allreduce) != 0) {
