@@ -522,7 +522,8 @@ int pd_coll_alltoallv_via(const struct pd_path *path,
         }
         if ((copy = pd_alloc(end, fail)) == NULL)
             return fail->errclass;
-        memcpy(copy, recvbuf, end);
+        if (end > 0)            /* recvbuf may be NULL when nothing moves */
+            memcpy(copy, recvbuf, end);
         in = copy;
         send = recv;
     }
