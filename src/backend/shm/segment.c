@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +46,14 @@ static void pd_segment_name(const struct pd_shm_init *init, char *name,
              (int)getpid(), atomic_fetch_add(&serial, 1));
 }
 
+__attribute__((format(printf, 3, 4)))
 static int pd_fail(struct pd_backend_error *err, int status, const char *fmt,
-                   const char *a, const char *b)
+                   ...)
 {
-    snprintf(err->msg, sizeof(err->msg), fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
     return status;
 }
 
@@ -102,11 +107,9 @@ static int pd_segment_create(struct pd_shm_comm *c, const char *name,
     if (rc != 0) {
         close(fd);
         shm_unlink(name);
-        char size[32];
-        snprintf(size, sizeof(size), "%zu", c->bytes);
         return pd_fail(err, PD_BACKEND_ERR_NOMEM,
-                       "cannot reserve %s bytes of shared memory in /dev/shm: "
-                       "%s", size, strerror(rc));
+                       "cannot reserve %zu bytes of shared memory in /dev/shm: "
+                       "%s", c->bytes, strerror(rc));
     }
     c->base = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -140,8 +143,8 @@ static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
     if (fstat(fd, &st) != 0 || (size_t)st.st_size != c->bytes) {
         close(fd);
         return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
-                       "shared memory segment %s has an unexpected size%s",
-                       name, " (ranks disagree on PDMPI_SHM_CHUNK?)");
+                       "shared memory segment %s has an unexpected size "
+                       "(ranks disagree on PDMPI_SHM_CHUNK?)", name);
     }
     c->base = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -155,7 +158,7 @@ static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
         c->header->chunk != c->chunk)
         return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
                        "shared memory segment %s does not match this "
-                       "communicator%s", name, "");
+                       "communicator", name);
     return PD_BACKEND_OK;
 }
 
@@ -185,7 +188,7 @@ static int pd_wait_mapped(struct pd_shm_comm *c, const char *name,
         if (now >= deadline)
             return pd_fail(err, PD_BACKEND_ERR_TIMEOUT,
                            "not every rank on this host mapped shared memory "
-                           "segment %s within PDMPI_TIMEOUT%s", name, "");
+                           "segment %s within PDMPI_TIMEOUT", name);
         usleep(200);
     }
     return PD_BACKEND_OK;
@@ -215,7 +218,7 @@ static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
         if (wait < 200)
             return pd_fail(err, PD_BACKEND_ERR_TIMEOUT,
                            "local rank 0 did not publish its shared memory "
-                           "segment within PDMPI_TIMEOUT: %s%s", serr, "");
+                           "segment within PDMPI_TIMEOUT: %s", serr);
     }
 }
 
@@ -248,7 +251,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     if (c == NULL || ranks == NULL) {
         free(c);
         free(ranks);
-        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "out of memory%s%s", "", "");
+        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "out of memory");
     }
     memcpy(ranks, init->comm_ranks, (size_t)init->size * sizeof(int));
     memcpy(ranks + init->size, init->pids, (size_t)init->size * sizeof(int));
@@ -274,8 +277,8 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
             pd_store_set(init->store, key, name, strlen(name) + 1, serr,
                          sizeof(serr)) != 0)
             rc = pd_fail(err, PD_BACKEND_ERR_IO,
-                         "cannot publish the shared memory segment: %s%s",
-                         serr, "");
+                         "cannot publish the shared memory segment: %s",
+                         serr);
     } else {
         void *value = NULL;
         size_t len = 0;
@@ -286,7 +289,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
                    ((char *)value)[len - 1] != '\0') {
             rc = pd_fail(err, PD_BACKEND_ERR_INTERNAL,
                          "malformed shared memory segment name in the store "
-                         "at %s%s", key, "");
+                         "at %s", key);
         } else {
             memcpy(name, value, len);
             rc = pd_segment_attach(c, name, err);
