@@ -132,17 +132,18 @@ static int die_in_loop(int dying, int at)
     }
 }
 
-/* --skip: rank 1 skips allreduce number 5 of 10, then every rank calls
- * MPI_Barrier: rank 0's last allreduce meets rank 1's barrier.
+/* --skip R: rank R skips allreduce number 5 of 10, then every rank calls
+ * MPI_Barrier: the others' last allreduce meets rank R's barrier (R = 0
+ * is the barrier's hub, R = 1 one of its leaves).
  * --count: rank 1 passes one element more than the others. Both must
  * fail; the driver checks the message. */
-static int mismatch(const char *how)
+static int mismatch(const char *how, int skipper)
 {
     float buf[8] = { 0 };
     int rc = MPI_SUCCESS;
     if (strcmp(how, "--skip") == 0) {
         for (int i = 0; i < 10 && rc == MPI_SUCCESS; i++)
-            if (!(world_rank == 1 && i == 5))
+            if (!(world_rank == skipper && i == 5))
                 rc = MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_FLOAT, MPI_SUM,
                                    MPI_COMM_WORLD);
         if (rc == MPI_SUCCESS)
@@ -163,9 +164,10 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "--die") == 0)
         return die_in_loop(atoi(argv[2]), atoi(argv[3]));
-    if (argc == 2 && (strcmp(argv[1], "--skip") == 0 ||
-                      strcmp(argv[1], "--count") == 0))
-        return mismatch(argv[1]);
+    if (argc == 3 && strcmp(argv[1], "--skip") == 0)
+        return mismatch(argv[1], atoi(argv[2]));
+    if (argc == 2 && strcmp(argv[1], "--count") == 0)
+        return mismatch(argv[1], 1);
 
     check_rank_order_sum(5, "small");
     check_rank_order_sum(3000, "medium");

