@@ -42,16 +42,27 @@ struct pd_backend_comm_init {
     int size;
     struct pd_store_client *store;  /* rendezvous; NULL for size 1 */
     const char *store_prefix;       /* unique per communicator and job */
+    /* Opens a store client of its own, for a rendezvous after this one
+     * (the client above is closed when comm_create returns). */
+    int (*store_open)(struct pd_store_client **store, char *err,
+                      size_t errlen);
     int timeout_ms;                 /* every wait is bounded by this */
     const char *bind_host;          /* local address for data sockets */
     const char *bind_iface;         /* or an interface name; may be NULL */
 };
 
-/* An algorithm core asks for (see core/algo.c); DEFAULT = the backend's. */
+/* An algorithm core asks for (see core/algo.c); DEFAULT = the backend's.
+ * The gloo backend runs the first three with its option API and the rest
+ * with its per-algorithm classes. */
 enum pd_algo {
     PD_ALGO_DEFAULT = 0,
-    PD_ALGO_RING,
-    PD_ALGO_BCUBE,
+    PD_ALGO_RING,               /* allreduce, allgather */
+    PD_ALGO_BCUBE,              /* allreduce */
+    PD_ALGO_BINOMIAL,           /* broadcast */
+    PD_ALGO_RING_CHUNKED,       /* allreduce */
+    PD_ALGO_HALVING_DOUBLING,   /* allreduce */
+    PD_ALGO_CLASSIC_RING,       /* allgather */
+    PD_ALGO_ONE_TO_ALL,         /* broadcast */
 };
 
 /* One collective call in backend terms. */
@@ -64,7 +75,7 @@ struct pd_coll_args {
     const void *reduce_ctx;     /* passed to reduce */
     int root;                   /* rooted calls only */
     uint32_t tag;               /* same on every rank for the same call */
-    enum pd_algo algorithm;     /* allreduce only */
+    enum pd_algo algorithm;     /* allreduce, broadcast, allgather */
 };
 
 /* One message of an exchange: to (send) or from (recv) one peer, of a

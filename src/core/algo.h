@@ -1,7 +1,8 @@
 /*
- * Which algorithm a host collective asks its backend for, by communicator
- * size and message size: one table, measured (see algo.c), overridable
- * with PDMPI_ALGO_ALLREDUCE.
+ * Which algorithm a host collective asks its backend for, by collective,
+ * communicator size and message size: one table per collective, measured
+ * (see algo.c), overridable with PDMPI_ALGO_ALLREDUCE, PDMPI_ALGO_BCAST
+ * and PDMPI_ALGO_ALLGATHER.
  */
 #ifndef PD_CORE_ALGO_H
 #define PD_CORE_ALGO_H
@@ -10,11 +11,29 @@
 
 #include "backend/backend.h"
 
-/* Parse PDMPI_ALGO_ALLREDUCE's value (auto | ring | bcube); -1 if bad. */
-int pd_algo_parse(const char *text, enum pd_algo *algo);
+enum pd_algo_coll {
+    PD_ALGO_FOR_ALLREDUCE,
+    PD_ALGO_FOR_BCAST,
+    PD_ALGO_FOR_ALLGATHER,
+    PD_ALGO_COLLS
+};
+
+/* The suffix of each collective's PDMPI_ALGO_ variable. */
+extern const char *const pd_algo_coll_var[PD_ALGO_COLLS];
+
+/* Parse a PDMPI_ALGO_ value for coll ("auto" = DEFAULT); -1 if it names
+ * no algorithm of that collective. */
+int pd_algo_parse(enum pd_algo_coll coll, const char *text,
+                  enum pd_algo *algo);
+
+/* "auto, ring, ..." : the values pd_algo_parse takes for coll. */
+void pd_algo_choices(enum pd_algo_coll coll, char *buf, size_t len);
+
 const char *pd_algo_name(enum pd_algo algo);
 
-/* The allreduce algorithm for size ranks and bytes per rank. */
-enum pd_algo pd_algo_allreduce(int size, size_t bytes);
+/* The algorithm for coll among size ranks with bytes per rank: the
+ * variable's if set, else the measured table's, else gloo's default for
+ * that collective (ring, binomial, ring). */
+enum pd_algo pd_algo_choose(enum pd_algo_coll coll, int size, size_t bytes);
 
 #endif

@@ -94,6 +94,9 @@ static int pd_step(struct ompi_communicator_t *comm, enum pd_step step,
     if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
         return fail->errclass;
     pd_stats_way(PD_WAY_HOST);
+    if (comm->size > 1 && (step == PD_STEP_ALLREDUCE ||
+                           step == PD_STEP_BCAST || step == PD_STEP_ALLGATHER))
+        pd_stats_algo(args->algorithm);
     struct pd_backend_error berr = { .msg = "" };
     int status = PD_BACKEND_ERR_UNSUPPORTED;
     if (pd_log_enabled(PD_LOG_TRACE))
@@ -241,7 +244,8 @@ static int pd_allreduce_host(struct ompi_communicator_t *comm, uint32_t tag,
             .sendbuf = sendbuf, .recvbuf = recvbuf,
             .count = count * red->elems_per_item, .elem_size = red->elem_size,
             .reduce = red->fn, .reduce_ctx = red->ctx, .root = -1, .tag = tag,
-            .algorithm = pd_algo_allreduce(comm->size, bytes),
+            .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLREDUCE, comm->size,
+                                        bytes),
         };
         rc = pd_step(comm, PD_STEP_ALLREDUCE, &args, fail);
         if (rc != PD_BACKEND_ERR_UNSUPPORTED)
@@ -345,6 +349,7 @@ int pd_coll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
     struct pd_coll_args args = {
         .recvbuf = buffer, .count = bytes, .elem_size = 1, .root = root,
         .tag = tag,
+        .algorithm = pd_algo_choose(PD_ALGO_FOR_BCAST, comm->size, bytes),
     };
     rc = pd_step(comm, PD_STEP_BCAST, &args, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)
@@ -374,6 +379,7 @@ int pd_coll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
     struct pd_coll_args args = {
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = bytes,
         .elem_size = 1, .root = -1, .tag = tag,
+        .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLGATHER, comm->size, bytes),
     };
     rc = pd_step(comm, PD_STEP_ALLGATHER, &args, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)

@@ -150,11 +150,16 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     if (pd_parse_switch("PDMPI_CHECK", &c->check, err, errlen) != 0)
         return -1;
 
-    v = getenv("PDMPI_ALGO_ALLREDUCE");
-    if (v != NULL && v[0] != '\0' && pd_algo_parse(v, &c->algo_allreduce) != 0) {
-        snprintf(err, errlen,
-                 "PDMPI_ALGO_ALLREDUCE=%s is not one of auto, ring, bcube", v);
-        return -1;
+    for (int k = 0; k < PD_ALGO_COLLS; k++) {
+        char var[32], choices[160];
+        snprintf(var, sizeof(var), "PDMPI_ALGO_%s", pd_algo_coll_var[k]);
+        v = getenv(var);
+        if (v != NULL && v[0] != '\0' &&
+            pd_algo_parse((enum pd_algo_coll)k, v, &c->algo[k]) != 0) {
+            pd_algo_choices((enum pd_algo_coll)k, choices, sizeof(choices));
+            snprintf(err, errlen, "%s=%s is not one of %s", var, v, choices);
+            return -1;
+        }
     }
 
     v = getenv("PDMPI_DEVICE_FALLBACK");

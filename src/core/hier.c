@@ -243,6 +243,9 @@ static int pd_net(struct ompi_communicator_t *comm, struct pd_hier *h,
     struct pd_backend_error e = { .msg = "" };
     const struct pd_backend_ops *ops = h->net_ops;
     int rc = PD_BACKEND_ERR_UNSUPPORTED;
+    if (step == PD_NET_ALLREDUCE || step == PD_NET_BCAST ||
+        step == PD_NET_ALLGATHER)
+        pd_stats_algo(args->algorithm);
     switch (step) {
     case PD_NET_ALLREDUCE:
         if (ops->allreduce) rc = ops->allreduce(h->net, args, &e);
@@ -308,7 +311,8 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
             .recvbuf = recvbuf, .count = red->count,
             .elem_size = red->elem_size, .reduce = red->fn,
             .reduce_ctx = red->ctx, .root = -1, .tag = tag,
-            .algorithm = pd_algo_allreduce(h->num_hosts, bytes),
+            .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLREDUCE, h->num_hosts,
+                                        bytes),
         };
         rc = pd_net(comm, h, PD_NET_ALLREDUCE, &args, "allreduce", fail);
     }
@@ -399,6 +403,8 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
         struct pd_coll_args args = {
             .recvbuf = buffer, .count = bytes, .elem_size = 1,
             .root = root_host, .tag = tag,
+            .algorithm = pd_algo_choose(PD_ALGO_FOR_BCAST, h->num_hosts,
+                                        bytes),
         };
         rc = pd_net(comm, h, PD_NET_BCAST, &args, "broadcast", fail);
     }
@@ -485,6 +491,8 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
         struct pd_coll_args args = {
             .recvbuf = all, .count = most, .elem_size = 1,
             .root = -1, .tag = tag,
+            .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLGATHER, h->num_hosts,
+                                        most),
         };
         /* In place: the host backend takes this host's part from its
          * slot of all. */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/algo.h"
 #include "core/coll.h"
 #include "core/runtime.h"
 #include "core/stats.h"
@@ -24,6 +25,7 @@ static struct {
     int64_t bytes[PD_STAT_COUNT];
     int64_t nanos[PD_STAT_COUNT];
     int32_t ways[PD_STAT_COUNT];
+    int32_t algos[PD_STAT_COUNT];
 } pd_stats;
 
 /* The call being timed on this thread: core's nested calls (an
@@ -46,6 +48,7 @@ void pd_stats_begin(struct pd_stat_scope *scope, enum pd_stat_call call,
     scope->call = (int)call;
     scope->bytes = bytes;
     scope->ways = 0;
+    scope->algos = 0;
     scope->start = pd_stats_now();
     pd_stats_current = scope;
 }
@@ -63,6 +66,7 @@ void pd_stats_end(struct pd_stat_scope *scope)
     __atomic_fetch_or(&pd_stats.ways[c], scope->ways ? scope->ways
                                                      : PD_WAY_HOST,
                       __ATOMIC_RELAXED);
+    __atomic_fetch_or(&pd_stats.algos[c], scope->algos, __ATOMIC_RELAXED);
     pd_stats_current = NULL;
 }
 
@@ -72,8 +76,14 @@ void pd_stats_way(enum pd_stat_way way)
         pd_stats_current->ways = (int)way;
 }
 
-static void pd_stats_ways_text(int ways, const char *host, char *buf,
-                               size_t len)
+void pd_stats_algo(enum pd_algo algo)
+{
+    if (pd_stats_current != NULL)
+        pd_stats_current->algos |= 1 << (int)algo;
+}
+
+static void pd_stats_ways_text(int ways, int algos, const char *host,
+                               char *buf, size_t len)
 {
     struct pd_dccl *dev = pd_route_device();
     struct pd_dccl *rt = pd_route_runtime();
@@ -84,6 +94,16 @@ static void pd_stats_ways_text(int ways, const char *host, char *buf,
     if ((ways & PD_WAY_HOST) && used < len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s",
                                  used ? "+" : "", host);
+    /* The algorithms the host backend ran, wherever it ran (alone, or
+     * between the hosts' leaders after shared memory). */
+    for (int a = 0; algos != 0 && a < 31 && used < len; a++)
+        if (algos & (1 << a))
+            used += (size_t)snprintf(
+                buf + used, len - used, "%s%s",
+                (algos & ((1 << a) - 1)) ? ", " : " (",
+                pd_algo_name((enum pd_algo)a));
+    if (algos != 0 && used < len)
+        used += (size_t)snprintf(buf + used, len - used, ")");
     if ((ways & PD_WAY_DEVICE) && used < len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s",
                                  used ? "+" : "", dev ? dev->b->name : "device");
@@ -110,19 +130,20 @@ void pd_stats_report(void)
     struct ompi_communicator_t *world =
         (struct ompi_communicator_t *)MPI_COMM_WORLD;
     int64_t sums[3 * PD_STAT_COUNT];
-    int32_t ways[PD_STAT_COUNT];
+    int32_t ways[2 * PD_STAT_COUNT];  /* ways, then algorithms */
     struct pd_fail fail;
     memcpy(sums, pd_stats.calls, sizeof(pd_stats.calls));
     memcpy(sums + PD_STAT_COUNT, pd_stats.bytes, sizeof(pd_stats.bytes));
     memcpy(sums + 2 * PD_STAT_COUNT, pd_stats.nanos, sizeof(pd_stats.nanos));
-    memcpy(ways, pd_stats.ways, sizeof(ways));
+    memcpy(ways, pd_stats.ways, sizeof(pd_stats.ways));
+    memcpy(ways + PD_STAT_COUNT, pd_stats.algos, sizeof(pd_stats.algos));
     /* The report's own collectives are not counted. */
     pd_stats_enabled = false;
     if (pd_coll_allreduce(world, pd_comm_reserve_tags(world), NULL, sums,
                           3 * PD_STAT_COUNT, MPI_INT64_T, MPI_SUM,
                           &fail) != MPI_SUCCESS ||
         pd_coll_allreduce(world, pd_comm_reserve_tags(world), NULL, ways,
-                          PD_STAT_COUNT, MPI_INT32_T, MPI_BOR,
+                          2 * PD_STAT_COUNT, MPI_INT32_T, MPI_BOR,
                           &fail) != MPI_SUCCESS || world->rank != 0)
         return;
     const struct pd_backend_ops *host = NULL;
@@ -140,10 +161,11 @@ void pd_stats_report(void)
         int64_t calls = sums[c];
         if (calls == 0)
             continue;
-        char bytes[32], way[96];
+        char bytes[32], way[160];
         pd_stats_bytes_text((double)sums[PD_STAT_COUNT + c], bytes,
                             sizeof(bytes));
-        pd_stats_ways_text(ways[c], host_name, way, sizeof(way));
+        pd_stats_ways_text(ways[c], ways[PD_STAT_COUNT + c], host_name, way,
+                           sizeof(way));
         double total = (double)sums[2 * PD_STAT_COUNT + c] / 1e9;
         fprintf(stderr, "  %-20s %10lld %12s %12.3f %12.1f  %s\n",
                 pd_stat_names[c], (long long)calls, bytes, total,

@@ -1,6 +1,6 @@
 /*
  * PDMPI_STATS=1: per-collective counters (calls, bytes, time, the ways
- * calls went), summed over the ranks and printed by rank 0 at
+ * calls went and the host backend's algorithms), summed over the ranks and printed by rank 0 at
  * MPI_Finalize. Off, a call costs one predictable branch.
  */
 #ifndef PD_CORE_STATS_H
@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "backend/backend.h"
 
 enum pd_stat_call {
     PD_STAT_ALLREDUCE, PD_STAT_REDUCE, PD_STAT_BCAST, PD_STAT_ALLGATHER,
@@ -29,6 +31,7 @@ struct pd_stat_scope {
     size_t bytes;
     double start;
     int ways;
+    int algos;              /* bit 1 << enum pd_algo per host step */
 };
 
 extern bool pd_stats_enabled;
@@ -38,6 +41,8 @@ void pd_stats_begin(struct pd_stat_scope *scope, enum pd_stat_call call,
 void pd_stats_end(struct pd_stat_scope *scope);
 /* Called by core where a call's way is decided. */
 void pd_stats_way(enum pd_stat_way way);
+/* Called by core for each step it hands the host backend. */
+void pd_stats_algo(enum pd_algo algo);
 
 /* At MPI_Finalize, on every rank (collective over MPI_COMM_WORLD):
  * rank 0 prints the table to stderr. */
