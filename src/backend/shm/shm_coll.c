@@ -20,6 +20,11 @@
 /* Up to here every wanting rank folds every input itself. */
 #define PD_SHM_SMALL_BYTES 4096
 
+/* A broadcast goes in PD_SHM_BCAST_SPLIT steps, each at least
+ * PD_SHM_BCAST_STEP bytes and at most a whole buffer. */
+#define PD_SHM_BCAST_SPLIT 8
+#define PD_SHM_BCAST_STEP ((size_t)32 << 10)
+
 static size_t pd_min(size_t a, size_t b) { return a < b ? a : b; }
 static size_t pd_max(size_t a, size_t b) { return a > b ? a : b; }
 
@@ -147,6 +152,14 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
      * the result area are contiguous), or the root's line when tiny. */
     size_t area = bytes <= PD_SHM_INLINE_BYTES ? PD_SHM_INLINE_BYTES
                                                : (size_t)(c->size + 1) * c->chunk;
+    /* Pipelined: the readers copy step j out while the root copies step
+     * j + 1 in, so they end about one step after the root. Steps of an
+     * eighth of the message (at least PD_SHM_BCAST_STEP) keep that lag
+     * short without paying a signal per few bytes (1 MiB at np 2: 40-47
+     * us, against 57 us in steps of a whole buffer). */
+    if (bytes > PD_SHM_INLINE_BYTES)
+        area = pd_min(area, pd_max(PD_SHM_BCAST_STEP,
+                                   (bytes / PD_SHM_BCAST_SPLIT + 63) & ~(size_t)63));
     unsigned char *p = buf;
     for (size_t off = 0; off < bytes; off += area) {
         size_t n = pd_min(area, bytes - off);
@@ -180,8 +193,6 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
     for (int r = 0; r < c->size; r++)
         most = pd_max(most, bytes[r]);
     const unsigned char *mine = in != NULL ? in : o + offs[c->rank];
-    if (in != NULL)
-        memcpy(o + offs[c->rank], in, bytes[c->rank]);
     bool tiny = most <= PD_SHM_INLINE_BYTES;
     for (size_t off = 0; off < most; off += c->chunk) {
         uint32_t j;
@@ -190,8 +201,15 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
             return rc;
         unsigned char *slot = tiny ? pd_shm_line(c, c->rank)->arrival[j & 1].data
                                    : pd_shm_slot(c, j, c->rank);
-        if (bytes[c->rank] > off)
-            memcpy(slot, mine + off, pd_min(c->chunk, bytes[c->rank] - off));
+        if (bytes[c->rank] > off) {
+            size_t n = pd_min(c->chunk, bytes[c->rank] - off);
+            memcpy(slot, mine + off, n);
+            /* This rank's own part, chunk by chunk: the chunk just read is
+             * still in cache (1 MiB at np 2: 95 us, against 110-120 us
+             * with one copy of the whole part before the loop). */
+            if (in != NULL)
+                memcpy(o + offs[c->rank] + off, mine + off, n);
+        }
         pd_shm_arrive(c, j);
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "allgather", err);
         if (rc != PD_BACKEND_OK)
