@@ -231,15 +231,21 @@ static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
  * np 2 ten times slower). Yielding costs little when nothing else wants
  * the processor.
  */
-static long pd_default_spin(int size)
+/* More ranks on this host than processors this rank may run on. */
+static bool pd_oversubscribed(int size)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
         cpus = CPU_COUNT(&set);
-    /* More ranks than processors: the rank being waited for may need this
-     * processor, so give it up at once. */
-    return size > cpus ? 0 : 20;
+    return size > cpus;
+}
+
+static long pd_default_spin(bool oversubscribed)
+{
+    /* Oversubscribed: the rank being waited for may need this processor,
+     * so give it up at once. */
+    return oversubscribed ? 0 : 20;
 }
 
 int pd_shm_comm_create(const struct pd_shm_init *init,
@@ -260,7 +266,8 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->comm_ranks = ranks;
     c->pids = ranks + init->size;
     c->chunk = init->chunk;
-    c->spin = init->spin >= 0 ? init->spin : pd_default_spin(init->size);
+    c->oversubscribed = pd_oversubscribed(init->size);
+    c->spin = init->spin >= 0 ? init->spin : pd_default_spin(c->oversubscribed);
     c->spin_ns = (int64_t)c->spin * 1000;
     c->timeout_ms = init->timeout_ms;
     c->bytes = pd_shm_segment_bytes(init->size, init->chunk);

@@ -77,6 +77,7 @@ struct pd_shm_comm {
     int *comm_ranks;
     int *pids;                      /* allocated with comm_ranks */
     size_t chunk;
+    bool oversubscribed;            /* more local ranks than processors */
     long spin;                      /* most microseconds of polling */
     int64_t spin_ns;                /* this wait's budget (adapts) */
     unsigned spin_skipped;          /* waits since the budget ran out */
