@@ -132,7 +132,7 @@ static int die_in_loop(int dying, int at)
     }
 }
 
-/* --skip R: rank R skips allreduce number 5 of 10, then every rank calls
+/* --skip [R]: rank R (default 1) skips allreduce number 5 of 10, then every rank calls
  * MPI_Barrier: the others' last allreduce meets rank R's barrier (R = 0
  * is the barrier's hub, R = 1 one of its leaves).
  * --count: rank 1 passes one element more than the others. Both must
@@ -164,8 +164,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "--die") == 0)
         return die_in_loop(atoi(argv[2]), atoi(argv[3]));
-    if (argc == 3 && strcmp(argv[1], "--skip") == 0)
-        return mismatch(argv[1], atoi(argv[2]));
+    if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)
+        return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : 1);
     if (argc == 2 && strcmp(argv[1], "--count") == 0)
         return mismatch(argv[1], 1);
 

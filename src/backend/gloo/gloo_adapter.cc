@@ -17,9 +17,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gloo/allgather.h>
@@ -253,6 +255,22 @@ void classic_reduce(T* x, const T* y, size_t n) {
   classic_fn(x, x, y, n, classic_ctx);
 }
 
+/* Build one of gloo's classes in zeroed storage and run it: some leave
+ * members they send uninitialised (halving-doubling's notification int),
+ * which would put indeterminate bytes on the wire. */
+template <typename Algo, typename... Args>
+void run_zeroed(Args&&... args) {
+  static_assert(alignof(Algo) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "new[] storage is aligned enough");
+  auto storage = std::make_unique<unsigned char[]>(sizeof(Algo));  // zeroed
+  Algo* algo = new (storage.get()) Algo(std::forward<Args>(args)...);
+  struct Destroy {
+    Algo* algo;
+    ~Destroy() { algo->~Algo(); }
+  } destroy{algo};
+  algo->run();
+}
+
 template <typename T>
 void run_classic_allreduce(pd_backend_comm* comm, enum pd_algo algo, T* data,
                            int count, const pd_coll_args* a) {
@@ -263,10 +281,10 @@ void run_classic_allreduce(pd_backend_comm* comm, enum pd_algo algo, T* data,
   std::vector<T*> ptrs{data};
   switch (algo) {
     case PD_ALGO_RING_CHUNKED:
-      gloo::AllreduceRingChunked<T>(ctx, ptrs, count, &fn).run();
+      run_zeroed<gloo::AllreduceRingChunked<T>>(ctx, ptrs, count, &fn);
       break;
     default:
-      gloo::AllreduceHalvingDoubling<T>(ctx, ptrs, count, &fn).run();
+      run_zeroed<gloo::AllreduceHalvingDoubling<T>>(ctx, ptrs, count, &fn);
       break;
   }
 }
@@ -409,9 +427,8 @@ static int pd_gloo_bcast(pd_backend_comm* comm, const pd_coll_args* a,
     if (a->algorithm == PD_ALGO_ONE_TO_ALL && comm->size > 1) {
       auto ctx = classic_context(comm);
       std::vector<unsigned char*> ptrs{static_cast<unsigned char*>(a->recvbuf)};
-      gloo::BroadcastOneToAll<unsigned char>(ctx, ptrs,
-                                             a->count * a->elem_size, a->root)
-          .run();
+      run_zeroed<gloo::BroadcastOneToAll<unsigned char>>(
+          ctx, ptrs, a->count * a->elem_size, a->root);
       return PD_BACKEND_OK;
     }
     gloo::BroadcastOptions opts(comm->context);
@@ -447,9 +464,8 @@ static int pd_gloo_allgather(pd_backend_comm* comm, const pd_coll_args* a,
         in = own.data();
       }
       std::vector<const unsigned char*> ins{in};
-      gloo::AllgatherRing<unsigned char>(classic_context(comm), ins, out,
-                                         static_cast<int>(bytes))
-          .run();
+      run_zeroed<gloo::AllgatherRing<unsigned char>>(
+          classic_context(comm), ins, out, static_cast<int>(bytes));
       return PD_BACKEND_OK;
     }
     gloo::AllgatherOptions opts(comm->context);
