@@ -25,10 +25,10 @@ PDMPI_SHM=0 PDMPI_STATS=1 run_np 2 "$top_builddir/tests/world_check" \
     > "$PD_TMP/out" 2>&1
 check "np 2, PDMPI_SHM=0: MPI_Allreduce via gloo, its ring for 4-8 B" \
     grep -Eq "^  MPI_Allreduce +22 +168 B +[0-9.]+ +[0-9.]+  gloo \\(ring\\)\$" "$PD_TMP/out"
-PDMPI_SHM=0 PDMPI_ALGO_ALLREDUCE=halving-doubling PDMPI_STATS=1 \
+PDMPI_SHM=0 PDMPI_ALGO_ALLREDUCE=bcube PDMPI_STATS=1 \
     run_np 3 "$top_builddir/tests/world_check" > "$PD_TMP/out" 2>&1
-check "np 3, PDMPI_ALGO_ALLREDUCE=halving-doubling: the table names it" \
-    grep -Eq "^  MPI_Allreduce +33 +252 B +[0-9.]+ +[0-9.]+  gloo \\(halving-doubling\\)\$" "$PD_TMP/out"
+check "np 3, PDMPI_ALGO_ALLREDUCE=bcube: the table names it" \
+    grep -Eq "^  MPI_Allreduce +33 +252 B +[0-9.]+ +[0-9.]+  gloo \\(bcube\\)\$" "$PD_TMP/out"
 PDMPI_STATS=2 "$top_builddir/tests/world_check" > "$PD_TMP/bad" 2>&1
 check "PDMPI_STATS=2 is refused with a message" \
     grep -q "PDMPI_STATS=2 is not 0 or 1" "$PD_TMP/bad"

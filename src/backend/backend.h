@@ -42,27 +42,17 @@ struct pd_backend_comm_init {
     int size;
     struct pd_store_client *store;  /* rendezvous; NULL for size 1 */
     const char *store_prefix;       /* unique per communicator and job */
-    /* Opens a store client of its own, for a rendezvous after this one
-     * (the client above is closed when comm_create returns). */
-    int (*store_open)(struct pd_store_client **store, char *err,
-                      size_t errlen);
     int timeout_ms;                 /* every wait is bounded by this */
     const char *bind_host;          /* local address for data sockets */
     const char *bind_iface;         /* or an interface name; may be NULL */
 };
 
-/* An algorithm core asks for (see core/algo.c); DEFAULT = the backend's.
- * The gloo backend runs the first three with its option API and the rest
- * with its per-algorithm classes. */
+/* An algorithm core asks for (see core/algo.c); DEFAULT = the backend's. */
 enum pd_algo {
     PD_ALGO_DEFAULT = 0,
     PD_ALGO_RING,               /* allreduce, allgather */
     PD_ALGO_BCUBE,              /* allreduce */
     PD_ALGO_BINOMIAL,           /* broadcast */
-    PD_ALGO_RING_CHUNKED,       /* allreduce */
-    PD_ALGO_HALVING_DOUBLING,   /* allreduce */
-    PD_ALGO_CLASSIC_RING,       /* allgather */
-    PD_ALGO_ONE_TO_ALL,         /* broadcast */
 };
 
 /* One collective call in backend terms. */

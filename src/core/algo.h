@@ -1,8 +1,7 @@
 /*
  * Which algorithm a host collective asks its backend for, by collective,
  * communicator size and message size: one table per collective, measured
- * (see algo.c), overridable with PDMPI_ALGO_ALLREDUCE, PDMPI_ALGO_BCAST
- * and PDMPI_ALGO_ALLGATHER.
+ * (see algo.c); allreduce's is overridable with PDMPI_ALGO_ALLREDUCE.
  */
 #ifndef PD_CORE_ALGO_H
 #define PD_CORE_ALGO_H
@@ -18,10 +17,7 @@ enum pd_algo_coll {
     PD_ALGO_COLLS
 };
 
-/* The suffix of each collective's PDMPI_ALGO_ variable. */
-extern const char *const pd_algo_coll_var[PD_ALGO_COLLS];
-
-/* Parse a PDMPI_ALGO_ value for coll ("auto" = DEFAULT); -1 if it names
+/* Parse an algorithm's name for coll ("auto" = DEFAULT); -1 if it names
  * no algorithm of that collective. */
 int pd_algo_parse(enum pd_algo_coll coll, const char *text,
                   enum pd_algo *algo);

@@ -108,14 +108,6 @@ int pd_comm_store_client(struct pd_store_client **store, const char *what,
     return MPI_SUCCESS;
 }
 
-static int pd_comm_store_open(struct pd_store_client **store, char *err,
-                              size_t errlen)
-{
-    return pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
-                            pd_rt.world.rank, pd_rt.config.timeout_ms, store,
-                            err, errlen);
-}
-
 int pd_comm_connect_host(const char *label, int rank, int size,
                          const char *prefix,
                          const struct pd_backend_ops **ops,
@@ -138,7 +130,6 @@ int pd_comm_connect_host(const char *label, int rank, int size,
         .size = size,
         .store = store,
         .store_prefix = prefix,
-        .store_open = pd_comm_store_open,
         .timeout_ms = pd_rt.config.timeout_ms,
     };
     pd_choose_bind(&init.bind_iface, &init.bind_host, hostbuf,

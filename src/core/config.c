@@ -150,16 +150,17 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     if (pd_parse_switch("PDMPI_CHECK", &c->check, err, errlen) != 0)
         return -1;
 
-    for (int k = 0; k < PD_ALGO_COLLS; k++) {
-        char var[32], choices[160];
-        snprintf(var, sizeof(var), "PDMPI_ALGO_%s", pd_algo_coll_var[k]);
-        v = getenv(var);
-        if (v != NULL && v[0] != '\0' &&
-            pd_algo_parse((enum pd_algo_coll)k, v, &c->algo[k]) != 0) {
-            pd_algo_choices((enum pd_algo_coll)k, choices, sizeof(choices));
-            snprintf(err, errlen, "%s=%s is not one of %s", var, v, choices);
-            return -1;
-        }
+    /* Only allreduce has a choice: gloo's option API offers one
+     * broadcast and one allgather (see core/algo.c). */
+    v = getenv("PDMPI_ALGO_ALLREDUCE");
+    if (v != NULL && v[0] != '\0' &&
+        pd_algo_parse(PD_ALGO_FOR_ALLREDUCE, v,
+                      &c->algo[PD_ALGO_FOR_ALLREDUCE]) != 0) {
+        char choices[160];
+        pd_algo_choices(PD_ALGO_FOR_ALLREDUCE, choices, sizeof(choices));
+        snprintf(err, errlen, "PDMPI_ALGO_ALLREDUCE=%s is not one of %s", v,
+                 choices);
+        return -1;
     }
 
     v = getenv("PDMPI_DEVICE_FALLBACK");

@@ -22,7 +22,7 @@ struct pd_config {
     char socket_ifname[64];     /* PDMPI_SOCKET_IFNAME or GLOO_SOCKET_IFNAME */
     char launcher[32];          /* PDMPI_LAUNCHER: auto or a launcher name */
     int stats;                  /* PDMPI_STATS: 0 | 1 */
-    /* PDMPI_ALGO_ALLREDUCE, _BCAST, _ALLGATHER; DEFAULT = the table */
+    /* PDMPI_ALGO_ALLREDUCE (the others stay DEFAULT); DEFAULT = table */
     enum pd_algo algo[PD_ALGO_COLLS];
     int device_fallback_error;  /* PDMPI_DEVICE_FALLBACK: stage (0) | error */
     int shm;                    /* PDMPI_SHM: 1 (default) | 0 */

@@ -2,36 +2,28 @@
  * The gloo backend: host-memory collectives between processes over TCP.
  *
  * This is pdmpi's one C++ file. It exposes the C backend vtable
- * (backend/backend.h). Collectives use gloo's option-style API unless
- * core asks for one of gloo's older per-algorithm classes (ring-chunked,
- * halving-doubling, ...); those run on a second context of their own,
- * connected at their first use: mixed with the option API on one context
- * they made steps wait on 40 ms delayed ACKs. Every entry point catches
+ * (backend/backend.h) and uses only gloo's option-style API: gloo's older
+ * per-algorithm classes, built per call, are read after free by gloo's
+ * transport thread when their last sends are still queued, and stall on
+ * 40 ms timers (measured: see core/algo.c). Every entry point catches
  * every exception, so no C++ exception crosses into C.
  */
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <thread>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <gloo/allgather.h>
-#include <gloo/allgather_ring.h>
 #include <gloo/allreduce.h>
-#include <gloo/allreduce_halving_doubling.h>
-#include <gloo/allreduce_ring_chunked.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
-#include <gloo/broadcast_one_to_all.h>
 #include <gloo/common/error.h>
 #include <gloo/config.h>
 #include <gloo/reduce.h>
@@ -167,13 +159,6 @@ struct pd_backend_comm {
   int rank;
   int size;
   std::chrono::milliseconds timeout;
-  /* gloo's per-algorithm classes: their context, connected through the
-   * store under prefix + "/classic" at first use (see classic_context) */
-  std::shared_ptr<gloo::transport::Device> device;
-  int (*store_open)(pd_store_client**, char*, size_t) = nullptr;
-  std::string prefix;
-  std::mutex classic_mutex;
-  std::shared_ptr<gloo::rendezvous::Context> classic;
   /* point-to-point: the receiving thread (see receive_loop) */
   std::thread receiver;
   std::mutex receiver_mutex;
@@ -218,90 +203,6 @@ int unsupported_size(pd_backend_error* err, const char* what, size_t size) {
   return PD_BACKEND_ERR_UNSUPPORTED;
 }
 
-/* The context of gloo's per-algorithm classes, connected on first use.
- * Every rank asks at the same call (the choice of algorithm depends only
- * on what every rank passes), so the rendezvous meets. */
-std::shared_ptr<gloo::Context> classic_context(pd_backend_comm* comm) {
-  std::lock_guard<std::mutex> lock(comm->classic_mutex);
-  if (!comm->classic) {
-    pd_store_client* client = nullptr;
-    char err[256];
-    if (comm->store_open == nullptr)
-      throw std::runtime_error("no store to connect the classic context");
-    if (comm->store_open(&client, err, sizeof(err)) != 0)
-      throw std::runtime_error(std::string("store: ") + err);
-    /* The client is closed however the rendezvous ends. */
-    std::unique_ptr<pd_store_client, void (*)(pd_store_client*)> owned(
-        client, pd_store_close);
-    PdStore store(client, comm->prefix + "/classic",
-                  static_cast<int>(comm->timeout.count()));
-    auto ctx = std::make_shared<gloo::rendezvous::Context>(comm->rank,
-                                                           comm->size);
-    ctx->setTimeout(comm->timeout);
-    ctx->connectFullMesh(store, comm->device);
-    comm->classic = ctx;
-  }
-  return comm->classic;
-}
-
-/* The per-algorithm classes take a plain function pointer for the
- * reduction; the kernel and its context reach it through these, set by
- * the calling thread just before run() (which reduces in that thread). */
-thread_local pd_reduce_fn classic_fn;
-thread_local const void* classic_ctx;
-
-template <typename T>
-void classic_reduce(T* x, const T* y, size_t n) {
-  classic_fn(x, x, y, n, classic_ctx);
-}
-
-/* Build one of gloo's classes in zeroed storage and run it: some leave
- * members they send uninitialised (halving-doubling's notification int),
- * which would put indeterminate bytes on the wire. */
-template <typename Algo, typename... Args>
-void run_zeroed(Args&&... args) {
-  static_assert(alignof(Algo) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
-                "new[] storage is aligned enough");
-  auto storage = std::make_unique<unsigned char[]>(sizeof(Algo));  // zeroed
-  Algo* algo = new (storage.get()) Algo(std::forward<Args>(args)...);
-  struct Destroy {
-    Algo* algo;
-    ~Destroy() { algo->~Algo(); }
-  } destroy{algo};
-  algo->run();
-}
-
-template <typename T>
-void run_classic_allreduce(pd_backend_comm* comm, enum pd_algo algo, T* data,
-                           int count, const pd_coll_args* a) {
-  auto ctx = classic_context(comm);
-  classic_fn = a->reduce;
-  classic_ctx = a->reduce_ctx;
-  gloo::ReductionFunction<T> fn(gloo::CUSTOM, &classic_reduce<T>);
-  std::vector<T*> ptrs{data};
-  switch (algo) {
-    case PD_ALGO_RING_CHUNKED:
-      run_zeroed<gloo::AllreduceRingChunked<T>>(ctx, ptrs, count, &fn);
-      break;
-    default:
-      run_zeroed<gloo::AllreduceHalvingDoubling<T>>(ctx, ptrs, count, &fn);
-      break;
-  }
-}
-
-bool is_classic(enum pd_algo algo) {
-  return algo >= PD_ALGO_RING_CHUNKED;
-}
-
-/* The classes count elements in an int. */
-int too_many(pd_backend_error* err, const char* what, size_t count) {
-  snprintf(err->msg, sizeof(err->msg),
-           "gloo %s: %zu elements are more than gloo's per-algorithm "
-           "classes take (%d); choose another PDMPI_ALGO_ value",
-           what, count, INT_MAX);
-  return PD_BACKEND_ERR_UNSUPPORTED;
-}
-
 }  // namespace
 
 extern "C" {
@@ -320,9 +221,6 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
     /* Must precede connectFullMesh: it is copied into the transport. */
     comm->context->setTimeout(comm->timeout);
     comm->context->connectFullMesh(store, dev);
-    comm->device = dev;
-    comm->store_open = init->store_open;
-    comm->prefix = init->store_prefix != nullptr ? init->store_prefix : "";
     *out = comm.release();
     return PD_BACKEND_OK;
   } catch (const std::exception& e) {
@@ -345,22 +243,6 @@ static int pd_gloo_allreduce(pd_backend_comm* comm, const pd_coll_args* a,
   if (a->count == 0)
     return PD_BACKEND_OK;
   try {
-    if (is_classic(a->algorithm) && comm->size > 1) {
-      if (a->count > INT_MAX)
-        return too_many(err, "allreduce", a->count);
-      /* The classes reduce in place. */
-      if (a->sendbuf != nullptr && a->sendbuf != a->recvbuf)
-        memcpy(a->recvbuf, a->sendbuf, a->count * a->elem_size);
-      int rc = with_elem_type(a->elem_size, [&](auto elem) {
-        using T = decltype(elem);
-        run_classic_allreduce(comm, a->algorithm, static_cast<T*>(a->recvbuf),
-                              static_cast<int>(a->count), a);
-        return static_cast<int>(PD_BACKEND_OK);
-      });
-      if (rc == PD_BACKEND_ERR_UNSUPPORTED)
-        return unsupported_size(err, "allreduce", a->elem_size);
-      return rc;
-    }
     int rc = with_elem_type(a->elem_size, [&](auto elem) {
       using T = decltype(elem);
       gloo::AllreduceOptions opts(comm->context);
@@ -424,13 +306,6 @@ static int pd_gloo_bcast(pd_backend_comm* comm, const pd_coll_args* a,
     return PD_BACKEND_OK;
   try {
     /* Bytes are enough: a broadcast never splits elements. */
-    if (a->algorithm == PD_ALGO_ONE_TO_ALL && comm->size > 1) {
-      auto ctx = classic_context(comm);
-      std::vector<unsigned char*> ptrs{static_cast<unsigned char*>(a->recvbuf)};
-      run_zeroed<gloo::BroadcastOneToAll<unsigned char>>(
-          ctx, ptrs, a->count * a->elem_size, a->root);
-      return PD_BACKEND_OK;
-    }
     gloo::BroadcastOptions opts(comm->context);
     opts.setOutput(static_cast<unsigned char*>(a->recvbuf),
                    a->count * a->elem_size);
@@ -450,24 +325,6 @@ static int pd_gloo_allgather(pd_backend_comm* comm, const pd_coll_args* a,
     return PD_BACKEND_OK;
   try {
     size_t bytes = a->count * a->elem_size;
-    if (a->algorithm == PD_ALGO_CLASSIC_RING && comm->size > 1) {
-      if (bytes > INT_MAX)
-        return too_many(err, "allgather", bytes);
-      auto* out = static_cast<unsigned char*>(a->recvbuf);
-      /* The class copies the input to its block first: in place, that
-       * would be a copy onto itself. */
-      std::vector<unsigned char> own;
-      const unsigned char* in = static_cast<const unsigned char*>(a->sendbuf);
-      if (in == nullptr) {
-        const unsigned char* mine = out + bytes * static_cast<size_t>(comm->rank);
-        own.assign(mine, mine + bytes);
-        in = own.data();
-      }
-      std::vector<const unsigned char*> ins{in};
-      run_zeroed<gloo::AllgatherRing<unsigned char>>(
-          classic_context(comm), ins, out, static_cast<int>(bytes));
-      return PD_BACKEND_OK;
-    }
     gloo::AllgatherOptions opts(comm->context);
     if (a->sendbuf != nullptr)
       opts.setInput(static_cast<unsigned char*>(const_cast<void*>(a->sendbuf)),
