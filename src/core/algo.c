@@ -1,6 +1,6 @@
 /*
- * gloo's algorithm per host collective, by rank count and bytes per rank.
- * These tables apply where calls go over gloo: between the hosts'
+ * gloo's allreduce algorithm by rank count and bytes per rank. The
+ * table applies where calls go over gloo: between the hosts'
  * leaders, or everywhere with PDMPI_SHM=0. gloo's option API offers ring
  * and bcube for allreduce and one algorithm each for broadcast (binomial)
  * and allgather (ring).
@@ -8,7 +8,7 @@
  * Measured 2026-11-30 on the 2-core build machine with bench/algo_sweep
  * (osu_<coll>, pdmpirun, PDMPI_SHM=0, each algorithm forced, 3 runs
  * alternating the algorithms, median of the average latency in us; full
- * tables in bench/results/algo-<coll>.md). np 3 and 4 oversubscribe.
+ * tables in bench/results/algo-*.md). np 3 and 4 oversubscribe.
  *
  *   allreduce  np   16 B   1 KiB   8 KiB   64 KiB   1 MiB   4 MiB
  *   ring       2    1066   1122    549     472      797     5027
@@ -22,7 +22,7 @@
  * smallest messages and, from 2-4 MiB at np 3-4, the largest.
  *
  * gloo's older per-algorithm classes were measured too, built per call on
- * a gloo context of their own (same tables): halving-doubling allreduce
+ * a gloo context of their own (same files): halving-doubling allreduce
  * was 2x faster than either above for 16 B-8 KiB at np 3-4, one-to-all
  * broadcast and the classic allgather ring won some ranges. They are not
  * used: destroyed after run() with their last sends still queued in
@@ -33,30 +33,13 @@
  * at np 3. Worlds above 4 ranks were not measured and keep gloo's
  * defaults.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "core/algo.h"
 #include "core/runtime.h"
 
-#define PD_ALLREDUCE_BIT (1u << PD_ALGO_FOR_ALLREDUCE)
-#define PD_BCAST_BIT (1u << PD_ALGO_FOR_BCAST)
-#define PD_ALLGATHER_BIT (1u << PD_ALGO_FOR_ALLGATHER)
-
-/* Every algorithm's name and the collectives that have it. */
-static const struct {
-    const char *name;
-    enum pd_algo algo;
-    unsigned colls;
-} pd_algos[] = {
-    { "ring", PD_ALGO_RING, PD_ALLREDUCE_BIT | PD_ALLGATHER_BIT },
-    { "bcube", PD_ALGO_BCUBE, PD_ALLREDUCE_BIT },
-    { "binomial", PD_ALGO_BINOMIAL, PD_BCAST_BIT },
-};
-#define PD_NUM_ALGOS (sizeof(pd_algos) / sizeof(pd_algos[0]))
-
 /* Ranges in bytes per rank: [from, to) uses algo, for sizes in
- * [min_size, max_size]. First match wins; no match: gloo's default. */
+ * [min_size, max_size]. First match wins; no match: ring. */
 struct pd_algo_rule {
     int min_size, max_size;
     size_t from, to;
@@ -71,62 +54,39 @@ static const struct pd_algo_rule pd_allreduce_rules[] = {
     { 4, 4, 32, 4 * PD_MIB, PD_ALGO_BCUBE },
 };
 
-#define PD_RULES(r) { r, sizeof(r) / sizeof(r[0]) }
-
-static const struct {
-    const struct pd_algo_rule *rules;
-    size_t n;
-} pd_tables[PD_ALGO_COLLS] = {
-    [PD_ALGO_FOR_ALLREDUCE] = PD_RULES(pd_allreduce_rules),
-};
-
-int pd_algo_parse(enum pd_algo_coll coll, const char *text,
-                  enum pd_algo *algo)
+int pd_algo_parse(const char *text, enum pd_algo *algo)
 {
-    if (strcmp(text, "auto") == 0) {
+    if (strcmp(text, "auto") == 0)
         *algo = PD_ALGO_DEFAULT;
-        return 0;
-    }
-    for (size_t i = 0; i < PD_NUM_ALGOS; i++)
-        if ((pd_algos[i].colls & (1u << coll)) &&
-            strcmp(text, pd_algos[i].name) == 0) {
-            *algo = pd_algos[i].algo;
-            return 0;
-        }
-    return -1;
-}
-
-void pd_algo_choices(enum pd_algo_coll coll, char *buf, size_t len)
-{
-    size_t n = (size_t)snprintf(buf, len, "auto");
-    for (size_t i = 0; i < PD_NUM_ALGOS && n < len; i++)
-        if (pd_algos[i].colls & (1u << coll))
-            n += (size_t)snprintf(buf + n, len - n, ", %s", pd_algos[i].name);
+    else if (strcmp(text, "ring") == 0)
+        *algo = PD_ALGO_RING;
+    else if (strcmp(text, "bcube") == 0)
+        *algo = PD_ALGO_BCUBE;
+    else
+        return -1;
+    return 0;
 }
 
 const char *pd_algo_name(enum pd_algo algo)
 {
-    for (size_t i = 0; i < PD_NUM_ALGOS; i++)
-        if (pd_algos[i].algo == algo)
-            return pd_algos[i].name;
-    return "default";
+    switch (algo) {
+    case PD_ALGO_RING: return "ring";
+    case PD_ALGO_BCUBE: return "bcube";
+    case PD_ALGO_BINOMIAL: return "binomial";
+    default: return "default";
+    }
 }
 
-enum pd_algo pd_algo_choose(enum pd_algo_coll coll, int size, size_t bytes)
+enum pd_algo pd_algo_allreduce(int size, size_t bytes)
 {
-    if (pd_rt.config.algo[coll] != PD_ALGO_DEFAULT)
-        return pd_rt.config.algo[coll];
-    for (size_t i = 0; i < pd_tables[coll].n; i++) {
-        const struct pd_algo_rule *r = &pd_tables[coll].rules[i];
+    if (pd_rt.config.algo_allreduce != PD_ALGO_DEFAULT)
+        return pd_rt.config.algo_allreduce;
+    size_t n = sizeof(pd_allreduce_rules) / sizeof(pd_allreduce_rules[0]);
+    for (size_t i = 0; i < n; i++) {
+        const struct pd_algo_rule *r = &pd_allreduce_rules[i];
         if (size >= r->min_size && size <= r->max_size && bytes >= r->from &&
             bytes < r->to)
             return r->algo;
     }
-    /* gloo's own choices, named so that PDMPI_STATS can show them. */
-    static const enum pd_algo fallback[PD_ALGO_COLLS] = {
-        [PD_ALGO_FOR_ALLREDUCE] = PD_ALGO_RING,
-        [PD_ALGO_FOR_BCAST] = PD_ALGO_BINOMIAL,
-        [PD_ALGO_FOR_ALLGATHER] = PD_ALGO_RING,
-    };
-    return fallback[coll];
+    return PD_ALGO_RING;    /* gloo's default, named for PDMPI_STATS */
 }

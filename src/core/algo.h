@@ -1,7 +1,8 @@
 /*
- * Which algorithm a host collective asks its backend for, by collective,
- * communicator size and message size: one table per collective, measured
- * (see algo.c); allreduce's is overridable with PDMPI_ALGO_ALLREDUCE.
+ * Which algorithm a host allreduce asks its backend for, by communicator
+ * size and message size: one table, measured (see algo.c), overridable
+ * with PDMPI_ALGO_ALLREDUCE. Broadcast and allgather have one algorithm
+ * each in gloo's option API (PD_ALGO_BINOMIAL, PD_ALGO_RING).
  */
 #ifndef PD_CORE_ALGO_H
 #define PD_CORE_ALGO_H
@@ -10,26 +11,12 @@
 
 #include "backend/backend.h"
 
-enum pd_algo_coll {
-    PD_ALGO_FOR_ALLREDUCE,
-    PD_ALGO_FOR_BCAST,
-    PD_ALGO_FOR_ALLGATHER,
-    PD_ALGO_COLLS
-};
-
-/* Parse an algorithm's name for coll ("auto" = DEFAULT); -1 if it names
- * no algorithm of that collective. */
-int pd_algo_parse(enum pd_algo_coll coll, const char *text,
-                  enum pd_algo *algo);
-
-/* "auto, ring, ..." : the values pd_algo_parse takes for coll. */
-void pd_algo_choices(enum pd_algo_coll coll, char *buf, size_t len);
-
+/* Parse PDMPI_ALGO_ALLREDUCE's value (auto | ring | bcube); -1 if bad. */
+int pd_algo_parse(const char *text, enum pd_algo *algo);
 const char *pd_algo_name(enum pd_algo algo);
 
-/* The algorithm for coll among size ranks with bytes per rank: the
- * variable's if set, else the measured table's, else gloo's default for
- * that collective (ring, binomial, ring). */
-enum pd_algo pd_algo_choose(enum pd_algo_coll coll, int size, size_t bytes);
+/* The allreduce algorithm for size ranks and bytes per rank: the
+ * variable's if set, else the measured table's, else gloo's ring. */
+enum pd_algo pd_algo_allreduce(int size, size_t bytes);
 
 #endif

@@ -244,8 +244,7 @@ static int pd_allreduce_host(struct ompi_communicator_t *comm, uint32_t tag,
             .sendbuf = sendbuf, .recvbuf = recvbuf,
             .count = count * red->elems_per_item, .elem_size = red->elem_size,
             .reduce = red->fn, .reduce_ctx = red->ctx, .root = -1, .tag = tag,
-            .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLREDUCE, comm->size,
-                                        bytes),
+            .algorithm = pd_algo_allreduce(comm->size, bytes),
         };
         rc = pd_step(comm, PD_STEP_ALLREDUCE, &args, fail);
         if (rc != PD_BACKEND_ERR_UNSUPPORTED)
@@ -349,7 +348,7 @@ int pd_coll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
     struct pd_coll_args args = {
         .recvbuf = buffer, .count = bytes, .elem_size = 1, .root = root,
         .tag = tag,
-        .algorithm = pd_algo_choose(PD_ALGO_FOR_BCAST, comm->size, bytes),
+        .algorithm = PD_ALGO_BINOMIAL,
     };
     rc = pd_step(comm, PD_STEP_BCAST, &args, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)
@@ -379,7 +378,7 @@ int pd_coll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
     struct pd_coll_args args = {
         .sendbuf = sendbuf, .recvbuf = recvbuf, .count = bytes,
         .elem_size = 1, .root = -1, .tag = tag,
-        .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLGATHER, comm->size, bytes),
+        .algorithm = PD_ALGO_RING,
     };
     rc = pd_step(comm, PD_STEP_ALLGATHER, &args, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)

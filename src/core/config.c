@@ -150,16 +150,10 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     if (pd_parse_switch("PDMPI_CHECK", &c->check, err, errlen) != 0)
         return -1;
 
-    /* Only allreduce has a choice: gloo's option API offers one
-     * broadcast and one allgather (see core/algo.c). */
     v = getenv("PDMPI_ALGO_ALLREDUCE");
-    if (v != NULL && v[0] != '\0' &&
-        pd_algo_parse(PD_ALGO_FOR_ALLREDUCE, v,
-                      &c->algo[PD_ALGO_FOR_ALLREDUCE]) != 0) {
-        char choices[160];
-        pd_algo_choices(PD_ALGO_FOR_ALLREDUCE, choices, sizeof(choices));
-        snprintf(err, errlen, "PDMPI_ALGO_ALLREDUCE=%s is not one of %s", v,
-                 choices);
+    if (v != NULL && v[0] != '\0' && pd_algo_parse(v, &c->algo_allreduce) != 0) {
+        snprintf(err, errlen,
+                 "PDMPI_ALGO_ALLREDUCE=%s is not one of auto, ring, bcube", v);
         return -1;
     }
 

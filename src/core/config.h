@@ -8,7 +8,6 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
-#include "core/algo.h"
 
 #define PD_DEFAULT_TIMEOUT_S 300
 #define PD_DEFAULT_SHM_CHUNK ((size_t)256 << 10)
@@ -22,8 +21,7 @@ struct pd_config {
     char socket_ifname[64];     /* PDMPI_SOCKET_IFNAME or GLOO_SOCKET_IFNAME */
     char launcher[32];          /* PDMPI_LAUNCHER: auto or a launcher name */
     int stats;                  /* PDMPI_STATS: 0 | 1 */
-    /* PDMPI_ALGO_ALLREDUCE (the others stay DEFAULT); DEFAULT = table */
-    enum pd_algo algo[PD_ALGO_COLLS];
+    enum pd_algo algo_allreduce;  /* PDMPI_ALGO_ALLREDUCE; DEFAULT = table */
     int device_fallback_error;  /* PDMPI_DEVICE_FALLBACK: stage (0) | error */
     int shm;                    /* PDMPI_SHM: 1 (default) | 0 */
     int check;                  /* PDMPI_CHECK: 0 (default) | 1 */

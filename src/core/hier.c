@@ -311,8 +311,7 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
             .recvbuf = recvbuf, .count = red->count,
             .elem_size = red->elem_size, .reduce = red->fn,
             .reduce_ctx = red->ctx, .root = -1, .tag = tag,
-            .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLREDUCE, h->num_hosts,
-                                        bytes),
+            .algorithm = pd_algo_allreduce(h->num_hosts, bytes),
         };
         rc = pd_net(comm, h, PD_NET_ALLREDUCE, &args, "allreduce", fail);
     }
@@ -403,8 +402,7 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
         struct pd_coll_args args = {
             .recvbuf = buffer, .count = bytes, .elem_size = 1,
             .root = root_host, .tag = tag,
-            .algorithm = pd_algo_choose(PD_ALGO_FOR_BCAST, h->num_hosts,
-                                        bytes),
+            .algorithm = PD_ALGO_BINOMIAL,
         };
         rc = pd_net(comm, h, PD_NET_BCAST, &args, "broadcast", fail);
     }
@@ -491,8 +489,7 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
         struct pd_coll_args args = {
             .recvbuf = all, .count = most, .elem_size = 1,
             .root = -1, .tag = tag,
-            .algorithm = pd_algo_choose(PD_ALGO_FOR_ALLGATHER, h->num_hosts,
-                                        most),
+            .algorithm = PD_ALGO_RING,
         };
         /* In place: the host backend takes this host's part from its
          * slot of all. */
