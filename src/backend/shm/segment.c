@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,16 +230,6 @@ static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
  * np 2 ten times slower). Yielding costs little when nothing else wants
  * the processor.
  */
-/* More ranks on this host than processors this rank may run on. */
-static bool pd_oversubscribed(int size)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        cpus = CPU_COUNT(&set);
-    return size > cpus;
-}
-
 static long pd_default_spin(bool oversubscribed)
 {
     /* Oversubscribed: the rank being waited for may need this processor,
@@ -266,7 +255,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->comm_ranks = ranks;
     c->pids = ranks + init->size;
     c->chunk = init->chunk;
-    c->oversubscribed = pd_oversubscribed(init->size);
+    c->oversubscribed = pd_shm_oversubscribed(init->size, c->pids);
     c->spin = init->spin >= 0 ? init->spin : pd_default_spin(c->oversubscribed);
     c->spin_ns = (int64_t)c->spin * 1000;
     c->timeout_ms = init->timeout_ms;
@@ -304,6 +293,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
         free(value);
     }
     if (rc == PD_BACKEND_OK) {
+        atomic_store(&pd_shm_line(c, c->rank)->cpu, -1);   /* not known */
         atomic_store(&pd_shm_line(c, c->rank)->mapped, 1);
         if (c->rank == 0) {
             rc = pd_wait_mapped(c, name, err);

@@ -58,6 +58,7 @@ struct pd_shm_line {
     _Atomic uint32_t done;
     int32_t pid;                        /* set by rank 0 at creation */
     _Atomic uint32_t mapped;            /* set by the rank once mapped */
+    _Atomic int32_t cpu;                /* where the rank last yielded */
 };
 
 _Static_assert(sizeof(struct pd_shm_arrival) == 64,
@@ -86,6 +87,7 @@ struct pd_shm_comm {
     struct pd_shm_call call;        /* the call the steps serve */
     uint32_t all_arrived;           /* last step this rank saw every
                                        rank arrive at */
+    int64_t moved_ns;               /* when pd_shm_leave_cpu last ran */
     unsigned char *base;            /* the mapping */
     size_t bytes;
     struct pd_shm_header *header;
@@ -106,6 +108,13 @@ static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
     return c->base + first +
            ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
 }
+
+/* More ranks (processes pids) than processors they may run on. */
+bool pd_shm_oversubscribed(int size, const int *pids);
+
+/* Move this rank off the processor it runs on when a lower rank runs
+ * there too and it may run elsewhere (at most once in a while). */
+void pd_shm_leave_cpu(struct pd_shm_comm *c);
 
 /* Publish counter = step for this rank, waking sleepers. */
 void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,

@@ -30,6 +30,9 @@
 #define PD_SHM_YIELDS 20
 #define PD_SHM_NAP_MS 20
 #define PD_SHM_LIVENESS_MS 100
+#define PD_SHM_SPIN_MIN_NS 500      /* a shorter spin is not worth it */
+#define PD_SHM_SPIN_RETRY 64        /* waits between retries of a spin */
+#define PD_SHM_CROWDED_NS 5000      /* a bare sched_yield: about 1 us */
 
 static _Atomic uint32_t *pd_counter(struct pd_shm_line *l,
                                     enum pd_shm_counter which, uint32_t step)
@@ -229,13 +232,13 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
         return PD_BACKEND_OK;
     if (c->spin_ns > 0) {
         /* Poll, reading the clock every 32 polls. A spin that pays off
-         * earns the next one a little more time, up to c->spin; one that
-         * does not halves it: when the rank waited for shares this
-         * processor, spinning only delays it. */
+         * doubles the next one's time, up to c->spin; one that does not
+         * halves it: when the rank waited for shares this processor,
+         * spinning only delays it. */
         int64_t until = pd_now_ns() + c->spin_ns;
         for (unsigned i = 1;; i++) {
             if (pd_all_reached(c, which, step, only, &next)) {
-                c->spin_ns += 250;
+                c->spin_ns *= 2;
                 if (c->spin_ns > (int64_t)c->spin * 1000)
                     c->spin_ns = (int64_t)c->spin * 1000;
                 return PD_BACKEND_OK;
@@ -245,13 +248,22 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
                 break;
         }
         c->spin_ns /= 2;
-    } else if (c->spin > 0 && ++c->spin_skipped % 64 == 0) {
-        c->spin_ns = 1000;          /* try spinning again now and then */
+        if (c->spin_ns < PD_SHM_SPIN_MIN_NS)
+            c->spin_ns = 0;
+    } else if (c->spin > 0 && ++c->spin_skipped % PD_SHM_SPIN_RETRY == 0) {
+        /* Try spinning again now and then, long enough to catch a peer
+         * that is itself just past a yield. */
+        c->spin_ns = (int64_t)c->spin * 1000 / 4;
     }
     for (int i = 0; i < PD_SHM_YIELDS; i++) {
         if (pd_all_reached(c, which, step, only, &next))
             return PD_BACKEND_OK;
+        int64_t before = pd_now_ns();
         sched_yield();
+        /* A yield that took long ran another task here, with a
+         * processor per rank often another rank (pd_shm_leave_cpu). */
+        if (!c->oversubscribed && pd_now_ns() - before > PD_SHM_CROWDED_NS)
+            pd_shm_leave_cpu(c);
     }
     int64_t now = pd_net_now_ms();
     int64_t deadline = now + c->timeout_ms;
