@@ -6,7 +6,8 @@
 # hygiene (shm_check); no segment left in /dev/shm; a rank killed with
 # SIGKILL in the middle of an allreduce is noticed by the others within
 # seconds, under pdmpirun and under a launcher that does not kill the
-# others itself (PaddlePaddle-style); bad settings refused.
+# others itself (PaddlePaddle-style); ranks bound to a processor each are
+# not taken for oversubscribed; bad settings refused.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/launch_lib.sh"
 pd_tmpdir
@@ -41,6 +42,54 @@ for np in 1 2 3 4 5; do
     done
     check "np $np: no segment left in /dev/shm" [ -z "$left" ]
 done
+
+# Processors are counted over all the ranks of a host: ranks bound to a
+# processor each (as Open MPI's mpirun binds them) are not oversubscribed,
+# ranks bound to one processor together are. PD_CPUS: the processors this
+# test may use, one per line.
+awk -F, '/^Cpus_allowed_list:/ {
+    sub(/^Cpus_allowed_list:[ \t]*/, "")
+    n = split($0, parts, ",")
+    for (i = 1; i <= n; i++) {
+        if (split(parts[i], ends, "-") == 2)
+            for (c = ends[1]; c <= ends[2]; c++) print c
+        else
+            print parts[i]
+    }
+}' /proc/self/status > "$PD_TMP/cpus"
+cat > "$PD_TMP/bind" <<'EOS'
+#!/bin/sh
+# bind MODE PROGRAM...: run on the local rank's own processor (each) or on
+# the first one (shared)
+mode=$1
+shift
+if [ "$mode" = each ]; then
+    cpu=$(sed -n "$((PDMPI_LOCAL_RANK + 1))p" "$PD_CPUS")
+else
+    cpu=$(sed -n 1p "$PD_CPUS")
+fi
+exec taskset -c "$cpu" "$@"
+EOS
+chmod +x "$PD_TMP/bind"
+PD_CPUS="$PD_TMP/cpus"
+export PD_CPUS
+if [ "$(wc -l < "$PD_TMP/cpus")" -ge 2 ] && command -v taskset > /dev/null; then
+    for mode in each shared; do
+        PDMPI_DEBUG=info run_np 2 "$PD_TMP/bind" "$mode" \
+            "$coll_check" --big 65536 > "$PD_TMP/bind.$mode" 2>&1
+        rc=$?
+        grep 'shared memory among 2' "$PD_TMP/bind.$mode" | sed 's/^/# /'
+        check "np 2 bound to a processor $mode: coll_check passes (exit $rc)" \
+            [ "$rc" -eq 0 ]
+    done
+    check "np 2 bound to a processor each: 2 processors, not oversubscribed" \
+        grep -Eq 'among 2 ranks on 2 processors, .*spin 20 us' "$PD_TMP/bind.each"
+    check "np 2 bound to one processor: oversubscribed, no spin" \
+        grep -Eq 'among 2 ranks on 1 processor \(oversubscribed\), .*spin 0 us' \
+        "$PD_TMP/bind.shared"
+else
+    ok "binding tests # SKIP they need 2 processors and taskset"
+fi
 
 # die_run NAME PATTERN LAUNCH...: rank 1 kills itself mid-allreduce; the
 # job must end non-zero within 10 s, with PATTERN (who names the dead rank)

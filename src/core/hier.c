@@ -134,6 +134,12 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
         if (rc != PD_BACKEND_OK)
             return pd_coll_backend_failed(rc, comm, "shared memory set-up",
                                           berr.msg, fail);
+        if (h->local_rank == 0 && pd_log_enabled(PD_LOG_INFO)) {
+            char what[160];
+            pd_shm_describe(h->shm, what, sizeof(what));
+            pd_log(PD_LOG_INFO, "%s, host %d: shared memory among %s",
+                   pd_label(comm), h->host, what);
+        }
     }
     if (h->num_hosts > 1 && h->local_rank == 0) {
         char label[PD_COMM_ID_LEN + MPI_MAX_OBJECT_NAME + 32];

@@ -17,24 +17,32 @@
 #define PD_SHM_MOVE_GAP_NS 1000000
 
 /*
- * More ranks on this host than processors they may run on together. The
- * union of the ranks' affinities, not this rank's own: a launcher that
- * binds each rank to a core of its own (as Open MPI's mpirun does at np
- * 2) gives every rank one processor, and the ranks still have one each.
- * A rank whose affinity cannot be read (another pid namespace) counts
- * with this rank's.
+ * Processors the ranks may run on together: the union of their
+ * affinities, not this rank's own -- a launcher that binds each rank to a
+ * core of its own (as Open MPI's mpirun does at np 2) gives every rank
+ * one processor, and the ranks still have one each. A rank whose
+ * affinity cannot be read (another pid namespace) adds nothing beyond
+ * this rank's.
  */
-bool pd_shm_oversubscribed(int size, const int *pids)
+int pd_shm_processors(int size, const int *pids)
 {
     cpu_set_t all, one;
     CPU_ZERO(&all);
     if (sched_getaffinity(0, sizeof(all), &all) != 0)
-        return size > sysconf(_SC_NPROCESSORS_ONLN);
+        return (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int r = 0; r < size; r++) {
         if (pids[r] > 0 && sched_getaffinity(pids[r], sizeof(one), &one) == 0)
             CPU_OR(&all, &all, &one);
     }
-    return size > CPU_COUNT(&all);
+    return CPU_COUNT(&all);
+}
+
+void pd_shm_describe(const struct pd_shm_comm *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d ranks on %d processor%s%s, %zu-byte chunks, "
+             "spin %ld us", c->size, c->processors,
+             c->processors == 1 ? "" : "s",
+             c->oversubscribed ? " (oversubscribed)" : "", c->chunk, c->spin);
 }
 
 static int64_t pd_now_ns(void)

@@ -255,7 +255,8 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->comm_ranks = ranks;
     c->pids = ranks + init->size;
     c->chunk = init->chunk;
-    c->oversubscribed = pd_shm_oversubscribed(init->size, c->pids);
+    c->processors = pd_shm_processors(init->size, c->pids);
+    c->oversubscribed = init->size > c->processors;
     c->spin = init->spin >= 0 ? init->spin : pd_default_spin(c->oversubscribed);
     c->spin_ns = (int64_t)c->spin * 1000;
     c->timeout_ms = init->timeout_ms;

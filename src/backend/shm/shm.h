@@ -76,6 +76,10 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
                        struct pd_shm_comm **out, struct pd_backend_error *err);
 void pd_shm_comm_destroy(struct pd_shm_comm *comm);
 
+/* One line for logs: ranks, processors, whether oversubscribed, chunk
+ * and spin. */
+void pd_shm_describe(const struct pd_shm_comm *comm, char *buf, size_t len);
+
 /* The call the following operations serve (until the next one is set). */
 void pd_shm_set_call(struct pd_shm_comm *comm, const struct pd_shm_call *call);
 

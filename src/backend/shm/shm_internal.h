@@ -1,6 +1,7 @@
 /*
  * The shared-memory segment's layout and the signalling between the ranks
- * that map it (segment.c, sync.c), used by the collectives (coll.c).
+ * that map it (segment.c, sync.c), where those ranks run (placement.c),
+ * used by the collectives (shm_coll.c).
  *
  *   header            one page: identity, attach count, the futex doorbell
  *   lines[size]       one per rank, 256 bytes (whole cache lines, so the
@@ -78,7 +79,8 @@ struct pd_shm_comm {
     int *comm_ranks;
     int *pids;                      /* allocated with comm_ranks */
     size_t chunk;
-    bool oversubscribed;            /* more local ranks than processors */
+    int processors;                 /* the ranks may run on together */
+    bool oversubscribed;            /* more ranks than processors */
     long spin;                      /* most microseconds of polling */
     int64_t spin_ns;                /* this wait's budget (adapts) */
     unsigned spin_skipped;          /* waits since the budget ran out */
@@ -109,8 +111,8 @@ static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
            ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
 }
 
-/* More ranks (processes pids) than processors they may run on. */
-bool pd_shm_oversubscribed(int size, const int *pids);
+/* Processors the ranks (processes pids) may run on together. */
+int pd_shm_processors(int size, const int *pids);
 
 /* Move this rank off the processor it runs on when a lower rank runs
  * there too and it may run elsewhere (at most once in a while). */
