@@ -107,7 +107,11 @@ void pd_shm_leave_cpu(struct pd_shm_comm *c)
         return;
     away = mask;
     CPU_CLR(cpu, &away);
-    if (sched_setaffinity(0, sizeof(away), &away) == 0)
+    if (sched_setaffinity(0, sizeof(away), &away) == 0) {
         sched_setaffinity(0, sizeof(mask), &mask);
+        /* The budget ran out while the two shared a processor; with one
+         * each, spinning pays again. */
+        c->spin_ns = (int64_t)c->spin * 1000;
+    }
     atomic_store_explicit(&mine->cpu, sched_getcpu(), memory_order_relaxed);
 }
