@@ -1,8 +1,9 @@
 #!/bin/sh
 # The shared-memory host path on one host: every collective at np 1..5
 # (coll_check), with chunks small enough that large messages take many
-# steps, with spinning off (every wait sleeps), and with the path off
-# (PDMPI_SHM=0: pure gloo); bit-exact rank-order sums and descriptor
+# steps, with messages large enough for non-temporal copies, with
+# spinning off (every wait sleeps), and with the path off (PDMPI_SHM=0:
+# pure gloo); bit-exact rank-order sums and descriptor
 # hygiene (shm_check); no segment left in /dev/shm; a rank killed with
 # SIGKILL in the middle of an allreduce is noticed by the others within
 # seconds, under pdmpirun and under a launcher that does not kill the
@@ -23,6 +24,11 @@ for np in 2 3 5; do
     check_tap "coll_check at np $np, PDMPI_SHM_CHUNK=4096 (many chunks)" \
         env PDMPI_SHM_CHUNK=4096 "$PDMPIRUN" -np "$np" "$coll_check" --big 70001
 done
+# Pieces of 128 KiB and more go into the segment with non-temporal
+# stores when the ranks have a processor each (np 2 here): 4-8 MiB
+# messages take that path for every collective.
+check_tap "coll_check at np 2, --big 1048576 (non-temporal copies)" \
+    run_np 2 "$coll_check" --big 1048576
 check_tap "coll_check at np 4, PDMPI_SHM_SPIN=0 (every wait sleeps)" \
     env PDMPI_SHM_SPIN=0 "$PDMPIRUN" -np 4 "$coll_check" --big 65536
 check_tap "coll_check at np 3, PDMPI_SHM=0 (host backend only)" \

@@ -111,6 +111,17 @@ static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
            ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
 }
 
+/* Pieces of at least this many bytes go into the segment with
+ * non-temporal stores (stream.c). */
+#define PD_SHM_STREAM_BYTES ((size_t)128 << 10)
+
+/* Copy n bytes to dst in the segment with non-temporal stores (a plain
+ * copy where the processor has none). Call pd_shm_stream_done before
+ * publishing what was copied: those stores are not ordered with the
+ * ones that follow. */
+void pd_shm_stream(void *dst, const void *src, size_t n);
+void pd_shm_stream_done(void);
+
 /* Processors the ranks (processes pids) may run on together. */
 int pd_shm_processors(int size, const int *pids);
 

@@ -1,0 +1,62 @@
+/*
+ * Copies into the segment that bypass this core's cache.
+ *
+ * A line of the segment that another rank read last time is in that
+ * rank's cache; an ordinary store must first take it back from there, a
+ * round trip to the other core per line. Non-temporal stores write whole
+ * lines to memory without reading them, and the reader then finds them
+ * in memory. Worth it for pieces that do not stay in cache anyway: np 2
+ * on this project's 2-core test machine, allreduce of 1 MiB 142 -> 117
+ * us and of 16 MiB 2.6 -> 2.2 ms; no gain below 128 KiB. Not on an
+ * oversubscribed host, where the reader often runs on the writer's core
+ * (np 3 on 2 cores: 10-20% slower from 256 KiB to 2 MiB).
+ */
+#include <string.h>
+
+#include "backend/shm/shm_internal.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+void pd_shm_stream(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > n)
+        head = n;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    size_t k = 0;
+    for (; k + 64 <= n; k += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(s + k));
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + k + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + k + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + k + 48));
+        _mm_stream_si128((__m128i *)(d + k), a);
+        _mm_stream_si128((__m128i *)(d + k + 16), b);
+        _mm_stream_si128((__m128i *)(d + k + 32), c);
+        _mm_stream_si128((__m128i *)(d + k + 48), e);
+    }
+    memcpy(d + k, s + k, n - k);
+}
+
+void pd_shm_stream_done(void)
+{
+    _mm_sfence();
+}
+
+#else
+
+void pd_shm_stream(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+void pd_shm_stream_done(void)
+{
+}
+
+#endif
