@@ -29,6 +29,10 @@ done
 # messages take that path for every collective.
 check_tap "coll_check at np 2, --big 1048576 (non-temporal copies)" \
     run_np 2 "$coll_check" --big 1048576
+check_tap "coll_check at np 2, PDMPI_SHM_STREAM=4096 (non-temporal from 4 KiB)" \
+    env PDMPI_SHM_STREAM=4096 "$PDMPIRUN" -np 2 "$coll_check" --big 65536
+check_tap "coll_check at np 2, PDMPI_SHM_STREAM=0 (no non-temporal copies)" \
+    env PDMPI_SHM_STREAM=0 "$PDMPIRUN" -np 2 "$coll_check" --big 1048576
 check_tap "coll_check at np 4, PDMPI_SHM_SPIN=0 (every wait sleeps)" \
     env PDMPI_SHM_SPIN=0 "$PDMPIRUN" -np 4 "$coll_check" --big 65536
 check_tap "coll_check at np 3, PDMPI_SHM=0 (host backend only)" \
@@ -89,9 +93,9 @@ if [ "$(wc -l < "$PD_TMP/cpus")" -ge 2 ] && command -v taskset > /dev/null; then
             [ "$rc" -eq 0 ]
     done
     check "np 2 bound to a processor each: 2 processors, not oversubscribed" \
-        grep -Eq 'among 2 ranks on 2 processors, .*spin 20 us' "$PD_TMP/bind.each"
+        grep -Eq 'among 2 ranks on 2 processors, .*spin 20 us, non-temporal copies from 131072 bytes' "$PD_TMP/bind.each"
     check "np 2 bound to one processor: oversubscribed, no spin" \
-        grep -Eq 'among 2 ranks on 1 processor \(oversubscribed\), .*spin 0 us' \
+        grep -Eq 'among 2 ranks on 1 processor \(oversubscribed\), .*spin 0 us, no non-temporal copies' \
         "$PD_TMP/bind.shared"
 else
     ok "binding tests # SKIP they need 2 processors and taskset"
@@ -147,7 +151,9 @@ done
 for bad in "PDMPI_SHM=2:PDMPI_SHM=2 is not 0 or 1" \
            "PDMPI_SHM_SPIN=-1:PDMPI_SHM_SPIN=-1 is not a number of microseconds" \
            "PDMPI_SHM_CHUNK=1000:PDMPI_SHM_CHUNK=1000 is not a number of bytes" \
-           "PDMPI_SHM_CHUNK=4100:PDMPI_SHM_CHUNK=4100 is not a number of bytes"; do
+           "PDMPI_SHM_CHUNK=4100:PDMPI_SHM_CHUNK=4100 is not a number of bytes" \
+           "PDMPI_SHM_STREAM=-1:PDMPI_SHM_STREAM=-1 is not a number of bytes" \
+           "PDMPI_SHM_STREAM=1e9:PDMPI_SHM_STREAM=1e9 is not a number of bytes"; do
     setting=${bad%%:*}
     check "$setting is refused with a message" \
         sh -c "env '$setting' '$top_builddir/tests/world_check' 2>&1 |

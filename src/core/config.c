@@ -81,6 +81,16 @@ static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
         }
         c->shm_chunk = (size_t)chunk;
     }
+    v = getenv("PDMPI_SHM_STREAM");
+    long stream;
+    if (v != NULL && v[0] != '\0') {
+        if (pd_parse_long(v, 0, (long)PD_MAX_SHM_CHUNK, &stream) != 0) {
+            snprintf(err, errlen, "PDMPI_SHM_STREAM=%s is not a number of "
+                     "bytes in [0, %zu]", v, PD_MAX_SHM_CHUNK);
+            return -1;
+        }
+        c->shm_stream = (size_t)stream;
+    }
     return 0;
 }
 
@@ -94,6 +104,7 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     c->shm = 1;
     c->shm_spin = -1;
     c->shm_chunk = PD_DEFAULT_SHM_CHUNK;
+    c->shm_stream = PD_DEFAULT_SHM_STREAM;
 
     const char *v = getenv("PDMPI_DEBUG");
     if (v != NULL && v[0] != '\0' && pd_parse_debug(v, &c->debug_level) != 0) {

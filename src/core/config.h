@@ -13,6 +13,7 @@
 #define PD_DEFAULT_SHM_CHUNK ((size_t)256 << 10)
 #define PD_MIN_SHM_CHUNK ((size_t)4 << 10)
 #define PD_MAX_SHM_CHUNK ((size_t)64 << 20)
+#define PD_DEFAULT_SHM_STREAM ((size_t)128 << 10)
 
 struct pd_config {
     int debug_level;            /* PDMPI_DEBUG: none|warn|info|trace */
@@ -27,6 +28,7 @@ struct pd_config {
     int check;                  /* PDMPI_CHECK: 0 (default) | 1 */
     long shm_spin;              /* PDMPI_SHM_SPIN; -1 = automatic */
     size_t shm_chunk;           /* PDMPI_SHM_CHUNK, bytes */
+    size_t shm_stream;          /* PDMPI_SHM_STREAM, bytes; 0 = never */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */
     char cudart_lib[512];       /* PDMPI_CUDART_LIB */

@@ -126,6 +126,7 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
             .job_key = pd_rt.world.job_key,
             .timeout_ms = pd_rt.config.timeout_ms,
             .spin = pd_rt.config.shm_spin, .chunk = pd_rt.config.shm_chunk,
+            .stream = pd_rt.config.shm_stream,
         };
         struct pd_backend_error berr = { .msg = "" };
         int rc = pd_shm_comm_create(&init, &h->shm, &berr);
@@ -135,7 +136,7 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
             return pd_coll_backend_failed(rc, comm, "shared memory set-up",
                                           berr.msg, fail);
         if (h->local_rank == 0 && pd_log_enabled(PD_LOG_INFO)) {
-            char what[160];
+            char what[224];
             pd_shm_describe(h->shm, what, sizeof(what));
             pd_log(PD_LOG_INFO, "%s, host %d: shared memory among %s",
                    pd_label(comm), h->host, what);

@@ -39,10 +39,15 @@ int pd_shm_processors(int size, const int *pids)
 
 void pd_shm_describe(const struct pd_shm_comm *c, char *buf, size_t len)
 {
+    char stream[64] = "no non-temporal copies";
+    if (c->stream != 0)
+        snprintf(stream, sizeof(stream), "non-temporal copies from %zu bytes",
+                 c->stream);
     snprintf(buf, len, "%d ranks on %d processor%s%s, %zu-byte chunks, "
-             "spin %ld us", c->size, c->processors,
+             "spin %ld us, %s", c->size, c->processors,
              c->processors == 1 ? "" : "s",
-             c->oversubscribed ? " (oversubscribed)" : "", c->chunk, c->spin);
+             c->oversubscribed ? " (oversubscribed)" : "", c->chunk, c->spin,
+             stream);
 }
 
 static int64_t pd_now_ns(void)

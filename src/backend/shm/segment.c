@@ -257,6 +257,9 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->chunk = init->chunk;
     c->processors = pd_shm_processors(init->size, c->pids);
     c->oversubscribed = init->size > c->processors;
+    /* Not when ranks share processors: a rank that reads what another
+     * wrote on its own core finds it in that core's cache (stream.c). */
+    c->stream = c->oversubscribed ? 0 : init->stream;
     c->spin = init->spin >= 0 ? init->spin : pd_default_spin(c->oversubscribed);
     c->spin_ns = (int64_t)c->spin * 1000;
     c->timeout_ms = init->timeout_ms;

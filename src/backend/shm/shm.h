@@ -40,6 +40,9 @@ struct pd_shm_init {
     long spin;                      /* microseconds of polling before
                                        yielding; < 0: automatic */
     size_t chunk;                   /* slot bytes per rank per buffer */
+    size_t stream;                  /* pieces of at least this many bytes
+                                       go in with non-temporal stores;
+                                       0: never */
 };
 
 /* The collective a rank is in, published with its input at every step

@@ -28,6 +28,13 @@
 static size_t pd_min(size_t a, size_t b) { return a < b ? a : b; }
 static size_t pd_max(size_t a, size_t b) { return a > b ? a : b; }
 
+/* A piece of this many bytes goes into the segment with non-temporal
+ * stores (stream.c). */
+static bool pd_streamed(const struct pd_shm_comm *c, size_t bytes)
+{
+    return c->stream != 0 && bytes >= c->stream;
+}
+
 /* Where rank r's input of one small step lies. */
 static const unsigned char *pd_small_input(struct pd_shm_comm *c, uint32_t j,
                                            int r, size_t bytes)
@@ -132,9 +139,7 @@ static int pd_reduce_chunk(struct pd_shm_comm *c, const unsigned char *in,
     size_t hi = n * (size_t)(c->rank + 1) / (size_t)c->size;
     unsigned char *slot = pd_shm_slot(c, j, c->rank);
     const unsigned char *mine = in + off * es;
-    /* Not when ranks share processors: a rank that reads what another
-     * wrote on its own core finds it in that core's cache. */
-    bool stream = n * es >= PD_SHM_STREAM_BYTES && !c->oversubscribed;
+    bool stream = pd_streamed(c, n * es);
     if (stream) {
         pd_shm_stream(slot, mine, lo * es);
         pd_shm_stream(slot + hi * es, mine + hi * es, (n - hi) * es);
@@ -224,7 +229,7 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
                                     ? pd_shm_line(c, root)->arrival[j & 1].data
                                     : pd_shm_slot(c, j, 0);
         if (c->rank == root) {
-            if (n >= PD_SHM_STREAM_BYTES && !c->oversubscribed) {
+            if (pd_streamed(c, n)) {
                 pd_shm_stream(shared, p + off, n);
                 pd_shm_stream_done();
             } else {
@@ -261,7 +266,7 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
                                    : pd_shm_slot(c, j, c->rank);
         if (bytes[c->rank] > off) {
             size_t n = pd_min(c->chunk, bytes[c->rank] - off);
-            if (n >= PD_SHM_STREAM_BYTES && !c->oversubscribed) {
+            if (pd_streamed(c, n)) {
                 pd_shm_stream(slot, mine + off, n);
                 pd_shm_stream_done();
             } else {

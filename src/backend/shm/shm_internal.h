@@ -90,6 +90,9 @@ struct pd_shm_comm {
     uint32_t all_arrived;           /* last step this rank saw every
                                        rank arrive at */
     int64_t moved_ns;               /* when pd_shm_leave_cpu last ran */
+    size_t stream;                  /* pieces of at least this many bytes
+                                       go in with non-temporal stores
+                                       (stream.c); 0: never */
     unsigned char *base;            /* the mapping */
     size_t bytes;
     struct pd_shm_header *header;
@@ -110,10 +113,6 @@ static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
     return c->base + first +
            ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
 }
-
-/* Pieces of at least this many bytes go into the segment with
- * non-temporal stores (stream.c). */
-#define PD_SHM_STREAM_BYTES ((size_t)128 << 10)
 
 /* Copy n bytes to dst in the segment with non-temporal stores (a plain
  * copy where the processor has none). Call pd_shm_stream_done before

@@ -5,9 +5,10 @@
  * rank's cache; an ordinary store must first take it back from there, a
  * round trip to the other core per line. Non-temporal stores write whole
  * lines to memory without reading them, and the reader then finds them
- * in memory. Worth it for pieces that do not stay in cache anyway: np 2
- * on this project's 2-core test machine, allreduce of 1 MiB 142 -> 117
- * us and of 16 MiB 2.6 -> 2.2 ms; no gain below 128 KiB. Not on an
+ * in memory. Worth it when the ranks' cores do not share a cache, for
+ * pieces of PDMPI_SHM_STREAM bytes and more (default 128 KiB): np 2 on
+ * this project's 2-core test machine, allreduce of 1 MiB 142 -> 117 us
+ * and of 16 MiB 2.6 -> 2.2 ms; no gain below 128 KiB. Not on an
  * oversubscribed host, where the reader often runs on the writer's core
  * (np 3 on 2 cores: 10-20% slower from 256 KiB to 2 MiB).
  */
