@@ -23,6 +23,11 @@ done
 for np in 2 3 5; do
     check_tap "coll_check at np $np, PDMPI_SHM_CHUNK=4096 (many chunks)" \
         env PDMPI_SHM_CHUNK=4096 "$PDMPIRUN" -np "$np" "$coll_check" --big 70001
+    # Gather(v), scatter(v), alltoall(v): blocks of up to 4000 bytes in
+    # pieces of 4096 / np bytes (conformance.sh runs colls_check at np
+    # 1..5 with the usual chunk).
+    check_tap "colls_check at np $np, PDMPI_SHM_CHUNK=4096 (many pieces)" \
+        env PDMPI_SHM_CHUNK=4096 "$PDMPIRUN" -np "$np" "$top_builddir/tests/colls_check"
 done
 # Pieces of 128 KiB and more go into the segment with non-temporal
 # stores when the ranks have a processor each (np 2 here): 4-8 MiB

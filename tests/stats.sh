@@ -21,6 +21,12 @@ for np in $PD_SIZES; do
                grep -Eq '^  MPI_Bcast +$np ' '$PD_TMP/out' &&
                grep -Eq '^  MPI_Barrier +$np ' '$PD_TMP/out'"
 done
+# The other collectives of one host go through shared memory too.
+PDMPI_STATS=1 run_np 3 "$top_builddir/tests/colls_check" > "$PD_TMP/out" 2>&1
+for call in Gather Scatter Alltoall; do
+    check "np 3: MPI_$call(v) via shm" \
+        grep -Eq "^  MPI_$call\\(v\\) +[0-9]+ .*  shm\$" "$PD_TMP/out"
+done
 PDMPI_SHM=0 PDMPI_STATS=1 run_np 2 "$top_builddir/tests/world_check" \
     > "$PD_TMP/out" 2>&1
 check "np 2, PDMPI_SHM=0: MPI_Allreduce via gloo, its ring for 4-8 B" \

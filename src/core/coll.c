@@ -682,6 +682,15 @@ int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
     if (pd_devcoll_gatherv(comm, tag, sendbuf, send_bytes, recvbuf, recv,
                            root, fail, &rc))
         return rc;
+    struct pd_hier *h;
+    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+        return rc;
+    if (h != NULL && pd_hier_single_host(h)) {
+        rc = pd_hier_gatherv(comm, h, sendbuf, send_bytes, recvbuf, recv,
+                             root, fail);
+        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
+            return rc;
+    }
     return pd_coll_gatherv_via(&pd_host_path, comm, tag, sendbuf, send_bytes,
                                recvbuf, recv, root, fail);
 }
@@ -695,6 +704,15 @@ int pd_coll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
     if (pd_devcoll_scatterv(comm, tag, sendbuf, send, recvbuf, recv_bytes,
                             root, fail, &rc))
         return rc;
+    struct pd_hier *h;
+    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+        return rc;
+    if (h != NULL && pd_hier_single_host(h)) {
+        rc = pd_hier_scatterv(comm, h, sendbuf, send, recvbuf, recv_bytes,
+                              root, fail);
+        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
+            return rc;
+    }
     return pd_coll_scatterv_via(&pd_host_path, comm, tag, sendbuf, send,
                                 recvbuf, recv_bytes, root, fail);
 }
@@ -708,6 +726,16 @@ int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
     if (pd_devcoll_alltoallv(comm, tag, sendbuf, send, recvbuf, recv, fail,
                              &rc))
         return rc;
+    struct pd_hier *h;
+    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+        return rc;
+    /* One host: through shared memory (across hosts each pair of ranks
+     * exchanges directly, as below). */
+    if (h != NULL && pd_hier_single_host(h)) {
+        rc = pd_hier_alltoallv(comm, h, sendbuf, send, recvbuf, recv, fail);
+        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
+            return rc;
+    }
     return pd_coll_alltoallv_via(&pd_host_path, comm, tag, sendbuf, send,
                                  recvbuf, recv, fail);
 }

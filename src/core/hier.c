@@ -542,6 +542,106 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
     return rc;
 }
 
+/* Blocks between the ranks of one host: rank r's block for rank d is
+ * sbytes[d] bytes at in + soffs[d], its block from rank s goes to out +
+ * roffs[s]. Offsets and lengths: 4 x comm->size entries at blocks. */
+static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
+                         enum pd_shm_call_kind kind, int root, const char *what,
+                         const void *in, void *out, const size_t *blocks,
+                         struct pd_fail *fail)
+{
+    size_t n = (size_t)comm->size;
+    /* Each rank knows only its own lengths: the call is checked by kind
+     * and root. */
+    pd_serve(h, kind, root, 0);
+    struct pd_backend_error e = { .msg = "" };
+    int rc = pd_shm_alltoallv(h->shm, in, blocks, blocks + n, out,
+                              blocks + 2 * n, blocks + 3 * n, &e);
+    if (rc == PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
+    pd_stats_way(PD_WAY_SHM);
+    return rc == PD_BACKEND_OK ? MPI_SUCCESS
+                               : pd_shm_failed(rc, comm, what, &e, fail);
+}
+
+/* 4 x comm->size zeroed entries, on the stack when few. */
+static size_t *pd_block_table(struct ompi_communicator_t *comm, size_t *stack,
+                              struct pd_fail *fail)
+{
+    size_t n = 4 * (size_t)comm->size;
+    size_t *t = comm->size <= PD_STACK_RANKS
+                    ? stack : pd_scratch(n * sizeof(size_t), fail);
+    if (t != NULL)
+        memset(t, 0, n * sizeof(size_t));
+    return t;
+}
+
+int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
+                      const void *sendbuf, const struct pd_layout *send,
+                      void *recvbuf, const struct pd_layout *recv,
+                      struct pd_fail *fail)
+{
+    size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
+    size_t *t = pd_block_table(comm, stack, fail);
+    if (t == NULL)
+        return fail->errclass;
+    /* In place: what goes out is laid out as what comes in. */
+    pd_blocks(sendbuf != NULL ? send : recv, NULL, comm->size, t, t + n);
+    pd_blocks(recv, NULL, comm->size, t + 2 * n, t + 3 * n);
+    int rc = pd_shm_blocks(comm, h, PD_SHM_CALL_ALLTOALL, -1, "alltoall",
+                           sendbuf != NULL ? sendbuf : recvbuf, recvbuf, t,
+                           fail);
+    if (t != stack)
+        free(t);
+    return rc;
+}
+
+int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
+                    const void *sendbuf, size_t send_bytes, void *recvbuf,
+                    const struct pd_layout *recv, int root,
+                    struct pd_fail *fail)
+{
+    size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
+    size_t *t = pd_block_table(comm, stack, fail);
+    if (t == NULL)
+        return fail->errclass;
+    /* At the root, no sendbuf means its block is in place already. */
+    t[n + (size_t)root] = sendbuf != NULL ? send_bytes : 0;
+    if (comm->rank == root) {
+        pd_blocks(recv, NULL, comm->size, t + 2 * n, t + 3 * n);
+        if (sendbuf == NULL)
+            t[3 * n + (size_t)root] = 0;
+    }
+    int rc = pd_shm_blocks(comm, h, PD_SHM_CALL_GATHER, root, "gather",
+                           sendbuf, recvbuf, t, fail);
+    if (t != stack)
+        free(t);
+    return rc;
+}
+
+int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
+                     const void *sendbuf, const struct pd_layout *send,
+                     void *recvbuf, size_t recv_bytes, int root,
+                     struct pd_fail *fail)
+{
+    size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
+    size_t *t = pd_block_table(comm, stack, fail);
+    if (t == NULL)
+        return fail->errclass;
+    if (comm->rank == root) {
+        pd_blocks(send, NULL, comm->size, t, t + n);
+        /* At the root, no recvbuf means its block stays where it is. */
+        if (recvbuf == NULL)
+            t[n + (size_t)root] = 0;
+    }
+    t[3 * n + (size_t)root] = recvbuf != NULL ? recv_bytes : 0;
+    int rc = pd_shm_blocks(comm, h, PD_SHM_CALL_SCATTER, root, "scatter",
+                           sendbuf, recvbuf, t, fail);
+    if (t != stack)
+        free(t);
+    return rc;
+}
+
 int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
                     uint32_t tag, struct pd_fail *fail)
 {

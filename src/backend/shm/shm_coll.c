@@ -294,6 +294,65 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
     return PD_BACKEND_OK;
 }
 
+/*
+ * Every rank's slot holds one piece per destination rank: in each step a
+ * rank copies the next piece of each of its blocks into its slot, and
+ * every rank takes its pieces from all slots. A rank's arrival line says
+ * whether any of its blocks goes on after this step, so every rank ends
+ * after the same step, though each knows only its own counts. In place
+ * works as is: a step reads the rest of each block only after writing
+ * the parts before it.
+ */
+int pd_shm_alltoallv(struct pd_shm_comm *c, const void *in,
+                     const size_t *send_offs, const size_t *send_bytes,
+                     void *out, const size_t *recv_offs,
+                     const size_t *recv_bytes, struct pd_backend_error *err)
+{
+    size_t piece = (c->chunk / (size_t)c->size) & ~(size_t)63;
+    if (piece == 0) {
+        snprintf(err->msg, sizeof(err->msg),
+                 "a %zu-byte chunk has no 64-byte piece for each of %d ranks",
+                 c->chunk, c->size);
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    }
+    const unsigned char *src = in;
+    unsigned char *dst = out;
+    size_t most = 0;
+    for (int d = 0; d < c->size; d++)
+        most = pd_max(most, send_bytes[d]);
+    for (size_t off = 0;; off += piece) {
+        uint32_t j;
+        int rc = pd_shm_begin_step(c, &j, "alltoall", err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+        /* Plain copies: non-temporal ones made np 2 slower here (1 MiB
+         * 118 -> 144 us). */
+        unsigned char *slot = pd_shm_slot(c, j, c->rank);
+        for (int d = 0; d < c->size; d++) {
+            if (send_bytes[d] > off)
+                memcpy(slot + (size_t)d * piece, src + send_offs[d] + off,
+                       pd_min(piece, send_bytes[d] - off));
+        }
+        struct pd_shm_arrival *mine = &pd_shm_line(c, c->rank)->arrival[j & 1];
+        mine->data[0] = most > off + piece;
+        pd_shm_arrive(c, j);
+        rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "alltoall", err);
+        if (rc != PD_BACKEND_OK)
+            return rc;
+        bool more = false;
+        for (int r = 0; r < c->size; r++) {
+            if (recv_bytes[r] > off)
+                memcpy(dst + recv_offs[r] + off,
+                       pd_shm_slot(c, j, r) + (size_t)c->rank * piece,
+                       pd_min(piece, recv_bytes[r] - off));
+            more = more || pd_shm_line(c, r)->arrival[j & 1].data[0] != 0;
+        }
+        pd_shm_post(c, PD_SHM_DONE, j);
+        if (!more)
+            return PD_BACKEND_OK;
+    }
+}
+
 /* Fan in to rank 0, fan out from it: rank 0 leaves first, so whatever
  * it does next (typically as a root) is under way while the others are
  * still being released -- on an oversubscribed host that saves them a

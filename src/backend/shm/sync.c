@@ -103,6 +103,9 @@ static const char *pd_call_name(uint32_t kind)
         [PD_SHM_CALL_ALLGATHER] = "allgather",
         [PD_SHM_CALL_REDUCE_SCATTER] = "reduce_scatter",
         [PD_SHM_CALL_BARRIER] = "barrier",
+        [PD_SHM_CALL_ALLTOALL] = "alltoall",
+        [PD_SHM_CALL_GATHER] = "gather",
+        [PD_SHM_CALL_SCATTER] = "scatter",
     };
     return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
