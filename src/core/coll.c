@@ -673,6 +673,18 @@ int pd_coll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
                                   recv, fail);
 }
 
+/* comm's hierarchy when all its ranks share one host, else *h = NULL:
+ * gather(v), scatter(v) and alltoall(v) then go through shared memory
+ * (across hosts each pair of ranks exchanges directly). */
+static int pd_one_host(struct ompi_communicator_t *comm, struct pd_hier **h,
+                       struct pd_fail *fail)
+{
+    int rc = pd_hier_get(comm, h, fail);
+    if (rc == MPI_SUCCESS && *h != NULL && !pd_hier_single_host(*h))
+        *h = NULL;
+    return rc;
+}
+
 int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
                     const void *sendbuf, size_t send_bytes, void *recvbuf,
                     const struct pd_layout *recv, int root,
@@ -683,14 +695,12 @@ int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
                            root, fail, &rc))
         return rc;
     struct pd_hier *h;
-    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+    if ((rc = pd_one_host(comm, &h, fail)) != MPI_SUCCESS)
         return rc;
-    if (h != NULL && pd_hier_single_host(h)) {
-        rc = pd_hier_gatherv(comm, h, sendbuf, send_bytes, recvbuf, recv,
-                             root, fail);
-        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
-            return rc;
-    }
+    if (h != NULL && (rc = pd_hier_gatherv(comm, h, sendbuf, send_bytes,
+                                           recvbuf, recv, root, fail)) !=
+                         PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
     return pd_coll_gatherv_via(&pd_host_path, comm, tag, sendbuf, send_bytes,
                                recvbuf, recv, root, fail);
 }
@@ -705,14 +715,12 @@ int pd_coll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
                             root, fail, &rc))
         return rc;
     struct pd_hier *h;
-    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+    if ((rc = pd_one_host(comm, &h, fail)) != MPI_SUCCESS)
         return rc;
-    if (h != NULL && pd_hier_single_host(h)) {
-        rc = pd_hier_scatterv(comm, h, sendbuf, send, recvbuf, recv_bytes,
-                              root, fail);
-        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
-            return rc;
-    }
+    if (h != NULL && (rc = pd_hier_scatterv(comm, h, sendbuf, send, recvbuf,
+                                            recv_bytes, root, fail)) !=
+                         PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
     return pd_coll_scatterv_via(&pd_host_path, comm, tag, sendbuf, send,
                                 recvbuf, recv_bytes, root, fail);
 }
@@ -727,15 +735,12 @@ int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
                              &rc))
         return rc;
     struct pd_hier *h;
-    if ((rc = pd_hier_get(comm, &h, fail)) != MPI_SUCCESS)
+    if ((rc = pd_one_host(comm, &h, fail)) != MPI_SUCCESS)
         return rc;
-    /* One host: through shared memory (across hosts each pair of ranks
-     * exchanges directly, as below). */
-    if (h != NULL && pd_hier_single_host(h)) {
-        rc = pd_hier_alltoallv(comm, h, sendbuf, send, recvbuf, recv, fail);
-        if (rc != PD_BACKEND_ERR_UNSUPPORTED)
-            return rc;
-    }
+    if (h != NULL && (rc = pd_hier_alltoallv(comm, h, sendbuf, send, recvbuf,
+                                             recv, fail)) !=
+                         PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
     return pd_coll_alltoallv_via(&pd_host_path, comm, tag, sendbuf, send,
                                  recvbuf, recv, fail);
 }
