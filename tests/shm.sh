@@ -151,6 +151,11 @@ for np in 2 3; do
     sed 's/^/# /' "$PD_TMP/count" | grep -v 'shm_check: rank' | head -4
     check "np $np: rank 1 passes another count: error naming both (exit $rc)" \
         sh -c "[ $rc -ne 0 ] && grep -Eq 'rank [01] is in allreduce of (16|20) bytes, rank [01] in allreduce of (16|20) bytes' '$PD_TMP/count'"
+    run_np "$np" "$shm_check" --blocks > "$PD_TMP/blocks" 2>&1
+    rc=$?
+    sed 's/^/# /' "$PD_TMP/blocks" | grep -v 'shm_check: rank' | head -4
+    check "np $np: alltoall against gather: error naming both (exit $rc)" \
+        sh -c "[ $rc -ne 0 ] && grep -Eq 'rank 0 is in alltoall, rank [12] in gather with root 1|rank [12] is in gather with root 1, rank 0 in alltoall' '$PD_TMP/blocks'"
 done
 
 for bad in "PDMPI_SHM=2:PDMPI_SHM=2 is not 0 or 1" \

@@ -10,8 +10,8 @@
  * - with --die R N: rank R kills itself with SIGKILL in the middle of the
  *   N-th allreduce of a loop, and the others must fail (the driver checks
  *   how fast, and the message);
- * - with --skip or --count: ranks in different calls must fail, not mix
- *   their data.
+ * - with --skip, --count or --blocks: ranks in different calls must
+ *   fail, not mix their data.
  * Each rank prints "shm_check: rank R pid P" first, so the driver can
  * look for segments left in /dev/shm under those pids.
  */
@@ -135,8 +135,10 @@ static int die_in_loop(int dying, int at)
 /* --skip [R]: rank R (default 1) skips allreduce number 5 of 10, then every rank calls
  * MPI_Barrier: the others' last allreduce meets rank R's barrier (R = 0
  * is the barrier's hub, R = 1 one of its leaves).
- * --count: rank 1 passes one element more than the others. Both must
- * fail; the driver checks the message. */
+ * --count: rank 1 passes one element more than the others.
+ * --blocks: rank 0 calls MPI_Alltoall where the others call MPI_Gather
+ * with root 1 (both go through the segment's pieces).
+ * All must fail; the driver checks the message. */
 static int mismatch(const char *how, int skipper)
 {
     float buf[8] = { 0 };
@@ -148,6 +150,13 @@ static int mismatch(const char *how, int skipper)
                                    MPI_COMM_WORLD);
         if (rc == MPI_SUCCESS)
             rc = MPI_Barrier(MPI_COMM_WORLD);
+    } else if (strcmp(how, "--blocks") == 0) {
+        float all[64];
+        rc = world_rank == 0
+                 ? MPI_Alltoall(buf, 1, MPI_FLOAT, all, 1, MPI_FLOAT,
+                                MPI_COMM_WORLD)
+                 : MPI_Gather(buf, 1, MPI_FLOAT, all, 1, MPI_FLOAT, 1,
+                              MPI_COMM_WORLD);
     } else {
         rc = MPI_Allreduce(MPI_IN_PLACE, buf, world_rank == 1 ? 5 : 4,
                            MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -166,7 +175,8 @@ int main(int argc, char **argv)
         return die_in_loop(atoi(argv[2]), atoi(argv[3]));
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)
         return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : 1);
-    if (argc == 2 && strcmp(argv[1], "--count") == 0)
+    if (argc == 2 && (strcmp(argv[1], "--count") == 0 ||
+                      strcmp(argv[1], "--blocks") == 0))
         return mismatch(argv[1], 1);
 
     check_rank_order_sum(5, "small");

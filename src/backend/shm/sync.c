@@ -115,6 +115,12 @@ static int pd_describe_call(const struct pd_shm_call *call, char *buf,
 {
     if (call->kind == PD_SHM_CALL_BARRIER)
         return snprintf(buf, len, "barrier");
+    /* Block lengths differ from rank to rank: not part of the call. */
+    if (call->kind == PD_SHM_CALL_ALLTOALL)
+        return snprintf(buf, len, "alltoall");
+    if (call->kind == PD_SHM_CALL_GATHER || call->kind == PD_SHM_CALL_SCATTER)
+        return snprintf(buf, len, "%s with root %d", pd_call_name(call->kind),
+                        (int)call->root);
     if (call->root >= 0)
         return snprintf(buf, len, "%s of %llu bytes to/from root %d",
                         pd_call_name(call->kind),
