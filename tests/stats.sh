@@ -27,6 +27,11 @@ for call in Gather Scatter Alltoall; do
     check "np 3: MPI_$call(v) via shm" \
         grep -Eq "^  MPI_$call\\(v\\) +[0-9]+ .*  shm\$" "$PD_TMP/out"
 done
+# A communicator on one host moves no data over gloo, whatever the call
+# (calls with nothing to move, such as zero counts, name no way).
+sed 's/^/# /' "$PD_TMP/out" | grep '^#   MPI_'
+check "np 3, colls_check on one host: no call went over gloo" \
+    sh -c "grep -q '^  MPI_Alltoall' '$PD_TMP/out' && ! grep -E '^  MPI_' '$PD_TMP/out' | grep -q gloo"
 PDMPI_SHM=0 PDMPI_STATS=1 run_np 2 "$top_builddir/tests/world_check" \
     > "$PD_TMP/out" 2>&1
 check "np 2, PDMPI_SHM=0: MPI_Allreduce via gloo, its ring for 4-8 B" \

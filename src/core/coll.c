@@ -140,6 +140,7 @@ static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
                     "the %s backend cannot exchange messages", ops->name);
         return fail->errclass;
     }
+    pd_stats_way(PD_WAY_HOST);
     struct pd_backend_error berr = { .msg = "" };
     int status = ops->exchange(bc, msgs, n, tag, &berr);
     if (status == PD_BACKEND_OK)
@@ -151,6 +152,7 @@ static int pd_host_copy(void *dst, const void *src, size_t bytes,
                         struct pd_fail *fail)
 {
     (void)fail;
+    pd_stats_way(PD_WAY_HOST);      /* a rank's own block, by the host */
     memmove(dst, src, bytes);
     return MPI_SUCCESS;
 }

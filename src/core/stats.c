@@ -63,9 +63,8 @@ void pd_stats_end(struct pd_stat_scope *scope)
     __atomic_fetch_add(&pd_stats.bytes[c], (int64_t)scope->bytes,
                        __ATOMIC_RELAXED);
     __atomic_fetch_add(&pd_stats.nanos[c], nanos, __ATOMIC_RELAXED);
-    __atomic_fetch_or(&pd_stats.ways[c], scope->ways ? scope->ways
-                                                     : PD_WAY_HOST,
-                      __ATOMIC_RELAXED);
+    /* A call that moved nothing (zero counts) names no way. */
+    __atomic_fetch_or(&pd_stats.ways[c], scope->ways, __ATOMIC_RELAXED);
     __atomic_fetch_or(&pd_stats.algos[c], scope->algos, __ATOMIC_RELAXED);
     pd_stats_current = NULL;
 }
@@ -110,6 +109,8 @@ static void pd_stats_ways_text(int ways, int algos, const char *host,
     if ((ways & PD_WAY_STAGED) && used < len)
         snprintf(buf + used, len - used, "%s%s staged via %s",
                  used ? "+" : "", rt ? rt->b->memory : "device", host);
+    if (ways == 0)
+        snprintf(buf, len, "none (nothing moved)");
 }
 
 static void pd_stats_bytes_text(double bytes, char *buf, size_t len)
