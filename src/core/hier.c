@@ -544,11 +544,12 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
 
 /* Blocks between the ranks of one host: rank r's block for rank d is
  * sbytes[d] bytes at in + soffs[d], its block from rank s goes to out +
- * roffs[s]. Offsets and lengths: 4 x comm->size entries at blocks. */
+ * roffs[s]. Offsets and lengths: 4 x comm->size entries at blocks, which
+ * is freed here unless it is stack (pd_block_table). */
 static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
                          enum pd_shm_call_kind kind, int root, const char *what,
-                         const void *in, void *out, const size_t *blocks,
-                         struct pd_fail *fail)
+                         const void *in, void *out, size_t *blocks,
+                         const size_t *stack, struct pd_fail *fail)
 {
     size_t n = (size_t)comm->size;
     /* Each rank knows only its own lengths: the call is checked by kind
@@ -557,6 +558,8 @@ static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
     struct pd_backend_error e = { .msg = "" };
     int rc = pd_shm_alltoallv(h->shm, in, blocks, blocks + n, out,
                               blocks + 2 * n, blocks + 3 * n, &e);
+    if (blocks != stack)
+        free(blocks);
     if (rc == PD_BACKEND_ERR_UNSUPPORTED)
         return rc;
     pd_stats_way(PD_WAY_SHM);
@@ -588,12 +591,9 @@ int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
     /* In place: what goes out is laid out as what comes in. */
     pd_blocks(sendbuf != NULL ? send : recv, NULL, comm->size, t, t + n);
     pd_blocks(recv, NULL, comm->size, t + 2 * n, t + 3 * n);
-    int rc = pd_shm_blocks(comm, h, PD_SHM_CALL_ALLTOALL, -1, "alltoall",
-                           sendbuf != NULL ? sendbuf : recvbuf, recvbuf, t,
-                           fail);
-    if (t != stack)
-        free(t);
-    return rc;
+    return pd_shm_blocks(comm, h, PD_SHM_CALL_ALLTOALL, -1, "alltoall",
+                         sendbuf != NULL ? sendbuf : recvbuf, recvbuf, t,
+                         stack, fail);
 }
 
 int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
@@ -612,11 +612,8 @@ int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
         if (sendbuf == NULL)
             t[3 * n + (size_t)root] = 0;
     }
-    int rc = pd_shm_blocks(comm, h, PD_SHM_CALL_GATHER, root, "gather",
-                           sendbuf, recvbuf, t, fail);
-    if (t != stack)
-        free(t);
-    return rc;
+    return pd_shm_blocks(comm, h, PD_SHM_CALL_GATHER, root, "gather",
+                         sendbuf, recvbuf, t, stack, fail);
 }
 
 int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
@@ -635,11 +632,8 @@ int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
             t[n + (size_t)root] = 0;
     }
     t[3 * n + (size_t)root] = recvbuf != NULL ? recv_bytes : 0;
-    int rc = pd_shm_blocks(comm, h, PD_SHM_CALL_SCATTER, root, "scatter",
-                           sendbuf, recvbuf, t, fail);
-    if (t != stack)
-        free(t);
-    return rc;
+    return pd_shm_blocks(comm, h, PD_SHM_CALL_SCATTER, root, "scatter",
+                         sendbuf, recvbuf, t, stack, fail);
 }
 
 int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
