@@ -30,6 +30,8 @@ enum pd_backend_status {
     PD_BACKEND_ERR_MISMATCH = -6,   /* ranks are in different calls */
 };
 
+/* Callers start it with msg[0] = '\0' rather than zeroing it all: it
+ * is on the path of every call, and only a failure writes the rest. */
 struct pd_backend_error {
     char msg[512];
 };

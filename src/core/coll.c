@@ -97,7 +97,8 @@ static int pd_step(struct ompi_communicator_t *comm, enum pd_step step,
     if (comm->size > 1 && (step == PD_STEP_ALLREDUCE ||
                            step == PD_STEP_BCAST || step == PD_STEP_ALLGATHER))
         pd_stats_algo(args->algorithm);
-    struct pd_backend_error berr = { .msg = "" };
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
     int status = PD_BACKEND_ERR_UNSUPPORTED;
     if (pd_log_enabled(PD_LOG_TRACE))
         pd_log(PD_LOG_TRACE,
@@ -141,7 +142,8 @@ static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
         return fail->errclass;
     }
     pd_stats_way(PD_WAY_HOST);
-    struct pd_backend_error berr = { .msg = "" };
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
     int status = ops->exchange(bc, msgs, n, tag, &berr);
     if (status == PD_BACKEND_OK)
         return MPI_SUCCESS;

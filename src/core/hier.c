@@ -128,7 +128,8 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
             .spin = pd_rt.config.shm_spin, .chunk = pd_rt.config.shm_chunk,
             .stream = pd_rt.config.shm_stream,
         };
-        struct pd_backend_error berr = { .msg = "" };
+        struct pd_backend_error berr;
+        berr.msg[0] = '\0';
         int rc = pd_shm_comm_create(&init, &h->shm, &berr);
         pd_store_close(store);
         free(ranks);
@@ -220,7 +221,8 @@ static int pd_local_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
         return MPI_SUCCESS;
     }
     size_t want = h->local_rank == to ? red->count : 0;
-    struct pd_backend_error e = { .msg = "" };
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
     int rc = pd_shm_reduce(h->shm, in, out, red->count, red->elem_size,
                            red->fn, red->ctx, 0, want, &e);
     return rc == PD_BACKEND_OK ? MPI_SUCCESS
@@ -233,7 +235,8 @@ static int pd_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
 {
     if (h->shm == NULL)
         return MPI_SUCCESS;
-    struct pd_backend_error e = { .msg = "" };
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
     int rc = pd_shm_bcast(h->shm, buf, bytes, from, keep, &e);
     return rc == PD_BACKEND_OK ? MPI_SUCCESS
                                : pd_shm_failed(rc, comm, what, &e, fail);
@@ -247,7 +250,8 @@ static int pd_net(struct ompi_communicator_t *comm, struct pd_hier *h,
                   enum pd_net_step step, struct pd_coll_args *args,
                   const char *what, struct pd_fail *fail)
 {
-    struct pd_backend_error e = { .msg = "" };
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
     const struct pd_backend_ops *ops = h->net_ops;
     int rc = PD_BACKEND_ERR_UNSUPPORTED;
     if (step == PD_NET_ALLREDUCE || step == PD_NET_BCAST ||
@@ -304,7 +308,8 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     pd_stats_way(PD_WAY_SHM);
     pd_serve(h, PD_SHM_CALL_ALLREDUCE, -1, bytes);
     if (h->num_hosts == 1) {
-        struct pd_backend_error e = { .msg = "" };
+        struct pd_backend_error e;
+        e.msg[0] = '\0';
         int rc = pd_shm_reduce(h->shm, in, recvbuf, red->count,
                                red->elem_size, red->fn, red->ctx, 0,
                                red->count, &e);
@@ -383,7 +388,8 @@ int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
     size_t to = from + (size_t)counts[comm->rank];
     pd_stats_way(PD_WAY_SHM);
     pd_serve(h, PD_SHM_CALL_REDUCE_SCATTER, -1, red->count * red->elem_size);
-    struct pd_backend_error e = { .msg = "" };
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
     int rc = pd_shm_reduce(h->shm, sendbuf != NULL ? sendbuf : recvbuf,
                            recvbuf, red->count, red->elem_size, red->fn,
                            red->ctx, from, to, &e);
@@ -436,7 +442,8 @@ static int pd_allgatherv_one_host(struct ompi_communicator_t *comm,
                                   void *recvbuf, const size_t *offs,
                                   const size_t *bytes, struct pd_fail *fail)
 {
-    struct pd_backend_error e = { .msg = "" };
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
     int rc = pd_shm_allgatherv(h->shm, sendbuf, recvbuf, offs, bytes, &e);
     return rc == PD_BACKEND_OK
                ? MPI_SUCCESS
@@ -486,7 +493,8 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
                     lbytes[h->local_of[r]] = bytes[r];
                 }
             }
-            struct pd_backend_error e = { .msg = "" };
+            struct pd_backend_error e;
+            e.msg[0] = '\0';
             int s = pd_shm_allgatherv(h->shm, NULL, mine, loffs, lbytes, &e);
             if (s != PD_BACKEND_OK)
                 rc = pd_shm_failed(s, comm, "allgather", &e, fail);
@@ -555,7 +563,8 @@ static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
     /* Each rank knows only its own lengths: the call is checked by kind
      * and root. */
     pd_serve(h, kind, root, 0);
-    struct pd_backend_error e = { .msg = "" };
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
     int rc = pd_shm_alltoallv(h->shm, in, blocks, blocks + n, out,
                               blocks + 2 * n, blocks + 3 * n, &e);
     if (blocks != stack)
@@ -639,7 +648,8 @@ int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
 int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
                     uint32_t tag, struct pd_fail *fail)
 {
-    struct pd_backend_error e = { .msg = "" };
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
     int rc;
     pd_stats_way(PD_WAY_SHM);
     pd_serve(h, PD_SHM_CALL_BARRIER, -1, 0);

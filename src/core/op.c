@@ -86,35 +86,38 @@ static void pd_user_kernel(void *out, const void *a, const void *b, size_t n,
 bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
                      struct pd_reduction *r)
 {
-    memset(r, 0, sizeof(*r));
     if (op->id == PD_OP_USER) {
         /* The user's function sees whole items of the user's datatype. */
-        r->fn = pd_user_kernel;
-        r->ctx = r;
-        r->commutative = op->commutative;
-        r->elem_size = type->extent;
-        r->elems_per_item = 1;
-        r->user_fn = op->user_fn;
-        r->user_type = type;
+        *r = (struct pd_reduction){
+            .fn = pd_user_kernel, .ctx = r,
+            .commutative = op->commutative, .elem_size = type->extent,
+            .elems_per_item = 1, .user_fn = op->user_fn, .user_type = type,
+        };
         return true;
     }
     enum pd_op_id id = (enum pd_op_id)op->id;
     if (!pd_op_allows(id, pd_type_class_of(type)))
         return false;
+    enum pd_elem_kind kind = pd_type_elem_kind(type);
+    pd_reduce_fn fn;
     if (id == PD_OP_MAXLOC || id == PD_OP_MINLOC)
-        r->fn = pd_loc_kernel_lookup((enum pd_type_id)type->base_id, id);
-    else if (id == PD_OP_AVG)
-        r->fn = pd_kernel_lookup(pd_type_elem_kind(type), PD_OP_SUM);
+        fn = pd_loc_kernel_lookup((enum pd_type_id)type->base_id, id);
     else
-        r->fn = pd_kernel_lookup(pd_type_elem_kind(type), id);
-    r->average = id == PD_OP_AVG;
-    r->elem_kind = pd_type_elem_kind(type);
-    if (r->fn == NULL)
+        fn = pd_kernel_lookup(kind, id == PD_OP_AVG ? PD_OP_SUM : id);
+    if (fn == NULL)
         return false;
-    /* Predefined kernels work element by element on the base type. */
+    /* Predefined kernels work element by element on the base type. Set
+     * field by field: this runs twice on every reduction's path. */
+    size_t per = type->base_count;
+    r->fn = fn;
+    r->ctx = NULL;
     r->commutative = true;
-    r->elem_size = type->extent / (type->base_count ? type->base_count : 1);
-    r->elems_per_item = type->base_count;
+    r->average = id == PD_OP_AVG;
+    r->elem_kind = kind;
+    r->elem_size = per > 1 ? type->extent / per : type->extent;
+    r->elems_per_item = per;
+    r->user_fn = NULL;
+    r->user_type = NULL;
     return true;
 }
 

@@ -143,7 +143,8 @@ static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
         cs->p2p = p;
         /* A one-rank communicator only ever talks to itself. */
         if (comm->size > 1) {
-            struct pd_backend_error berr = { .msg = "" };
+            struct pd_backend_error berr;
+            berr.msg[0] = '\0';
             if (ops->p2p_start == NULL) {
                 p->broken = true;
                 snprintf(p->broken_why, sizeof(p->broken_why),
@@ -170,7 +171,8 @@ int pd_p2p_wait_send(struct ompi_communicator_t *comm, struct pd_p2p_send *send,
     struct pd_backend_comm *bc;
     if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
         return fail->errclass;
-    struct pd_backend_error berr = { .msg = "" };
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
     int status = ops->p2p_wait(bc, send, &berr);
     if (status == PD_BACKEND_OK)
         return MPI_SUCCESS;
@@ -223,7 +225,8 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
     if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
         return fail->errclass;
     struct pd_p2p_send *send = NULL;
-    struct pd_backend_error berr = { .msg = "" };
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
     if (ops->p2p_post(bc, dst, tag, buf, bytes, &send, &berr) != 0) {
         pd_fail_set(fail, MPI_ERR_OTHER, "%s", berr.msg);
         return fail->errclass;

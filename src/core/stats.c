@@ -69,15 +69,18 @@ void pd_stats_end(struct pd_stat_scope *scope)
     pd_stats_current = NULL;
 }
 
+/* pd_stats_enabled first: it is a plain load, the thread-local one a
+ * call into the dynamic linker's TLS lookup on every collective. */
 void pd_stats_way(enum pd_stat_way way)
 {
-    if (pd_stats_current != NULL && pd_stats_current->ways == 0)
+    if (pd_stats_enabled && pd_stats_current != NULL &&
+        pd_stats_current->ways == 0)
         pd_stats_current->ways = (int)way;
 }
 
 void pd_stats_algo(enum pd_algo algo)
 {
-    if (pd_stats_current != NULL)
+    if (pd_stats_enabled && pd_stats_current != NULL)
         pd_stats_current->algos |= 1 << (int)algo;
 }
 
