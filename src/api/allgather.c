@@ -41,7 +41,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
     size_t extent = pd_type_extent(recvtype);
     if (!in_place) {
-        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        PD_CHECK(pd_check_side(comm, call, sendbuf,
+                               sendcount, sendtype, PD_SIDE_SEND));
         PD_CHECK(pd_check_same_bytes(comm, call,
                                      (size_t)sendcount * pd_type_extent(sendtype),
                                      (size_t)recvcounts[comm->rank] * extent,

@@ -1,21 +1,17 @@
-#include <string.h>
-
 #include "api/coll_args.h"
 
 int pd_check_side(MPI_Comm comm, const char *call, const void *buf, int count,
-                  MPI_Datatype type, const char *side)
+                  MPI_Datatype type, enum pd_side side)
 {
-    /* Names picked, not printed: this runs on every call. side is
-     * "send", "recv" or "" (one buffer). */
+    /* Names picked, not printed: this runs on every call. */
     static const char *const names[3][3] = {
-        { "sendcount", "sendtype", "sendbuf" },
-        { "recvcount", "recvtype", "recvbuf" },
-        { "count", "type", "buf" },
+        [PD_SIDE_SEND] = { "sendcount", "sendtype", "sendbuf" },
+        [PD_SIDE_RECV] = { "recvcount", "recvtype", "recvbuf" },
+        [PD_SIDE_ONE] = { "count", "type", "buf" },
     };
-    int s = strcmp(side, "send") == 0 ? 0 : strcmp(side, "recv") == 0 ? 1 : 2;
-    PD_CHECK(pd_check_count(comm, call, count, names[s][0]));
-    PD_CHECK(pd_check_data_type(comm, call, type, names[s][1]));
-    return pd_check_buffer(comm, call, buf, count, names[s][2]);
+    PD_CHECK(pd_check_count(comm, call, count, names[side][0]));
+    PD_CHECK(pd_check_data_type(comm, call, type, names[side][1]));
+    return pd_check_buffer(comm, call, buf, count, names[side][2]);
 }
 
 int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,
@@ -32,11 +28,13 @@ int pd_check_blocks(MPI_Comm comm, const char *call, const void *sendbuf,
                     int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, size_t *bytes)
 {
-    PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+    PD_CHECK(pd_check_side(comm, call, recvbuf,
+                           recvcount, recvtype, PD_SIDE_RECV));
     *bytes = (size_t)recvcount * pd_type_extent(recvtype);
     if (sendbuf == MPI_IN_PLACE)
         return MPI_SUCCESS;
-    PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+    PD_CHECK(pd_check_side(comm, call, sendbuf,
+                           sendcount, sendtype, PD_SIDE_SEND));
     return pd_check_same_bytes(comm, call,
                                (size_t)sendcount * pd_type_extent(sendtype),
                                *bytes, comm->rank);

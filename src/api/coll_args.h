@@ -8,9 +8,16 @@
 
 #include "api/api.h"
 
+/* Which arguments a pd_check_side names in its messages. */
+enum pd_side {
+    PD_SIDE_SEND,                   /* sendbuf, sendcount, sendtype */
+    PD_SIDE_RECV,                   /* recvbuf, recvcount, recvtype */
+    PD_SIDE_ONE,                    /* buf, count, type */
+};
+
 /* buf/count/type as one side of a block transfer. */
 int pd_check_side(MPI_Comm comm, const char *call, const void *buf, int count,
-                  MPI_Datatype type, const char *side);
+                  MPI_Datatype type, enum pd_side side);
 /* Bytes sent must equal bytes expected: MPI_ERR_TRUNCATE otherwise. */
 int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,
                         size_t expected, int peer);

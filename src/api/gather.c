@@ -12,7 +12,8 @@ static int pd_check_gather_send(MPI_Comm comm, const char *call,
                                 const void *sendbuf, int sendcount,
                                 MPI_Datatype sendtype, size_t *bytes)
 {
-    PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+    PD_CHECK(pd_check_side(comm, call, sendbuf,
+                           sendcount, sendtype, PD_SIDE_SEND));
     *bytes = (size_t)sendcount * pd_type_extent(sendtype);
     return MPI_SUCCESS;
 }
@@ -57,7 +58,8 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout recv = { NULL, NULL, 0 };
     if (comm->rank == root) {
-        PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+        PD_CHECK(pd_check_side(comm, call, recvbuf,
+                               recvcount, recvtype, PD_SIDE_RECV));
         recv.extent = (size_t)recvcount * pd_type_extent(recvtype);
     }
     return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv, root,
@@ -93,7 +95,8 @@ static int pd_scatter(const char *call, const void *sendbuf,
     PD_CHECK(pd_check_in_place_at_root(comm, call, recvbuf, root, "recvbuf"));
     size_t recv_bytes = 0;
     if (!in_place) {
-        PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype, "recv"));
+        PD_CHECK(pd_check_side(comm, call, recvbuf,
+                               recvcount, recvtype, PD_SIDE_RECV));
         recv_bytes = (size_t)recvcount * pd_type_extent(recvtype);
     }
     if (is_root && !in_place) {
@@ -125,7 +128,8 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout send = { NULL, NULL, 0 };
     if (comm->rank == root) {
-        PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype, "send"));
+        PD_CHECK(pd_check_side(comm, call, sendbuf,
+                               sendcount, sendtype, PD_SIDE_SEND));
         send.extent = (size_t)sendcount * pd_type_extent(sendtype);
     }
     return pd_scatter(call, sendbuf, &send, recvbuf, recvcount, recvtype, root,

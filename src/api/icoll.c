@@ -82,7 +82,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
-    PD_CHECK(pd_check_side(comm, call, buffer, count, datatype, ""));
+    PD_CHECK(pd_check_side(comm, call, buffer, count, datatype, PD_SIDE_ONE));
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_icoll c = { .kind = PD_ICOLL_BCAST, .recvbuf = buffer,
                           .bytes = (size_t)count * pd_type_extent(datatype),
