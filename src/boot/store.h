@@ -47,6 +47,15 @@ void pd_store_server_stop(struct pd_store_server *server);
 int pd_store_connect(const char *addr, const char *job_key, int rank,
                      int timeout_ms, struct pd_store_client **out,
                      char *err, size_t errlen);
+
+/*
+ * As pd_store_connect, to a store this process has reached before (every
+ * connection after world formation): a refused connect means the store
+ * is gone, and fails at once rather than being retried until timeout_ms.
+ */
+int pd_store_reconnect(const char *addr, const char *job_key, int rank,
+                       int timeout_ms, struct pd_store_client **out,
+                       char *err, size_t errlen);
 void pd_store_close(struct pd_store_client *client);
 
 int pd_store_set(struct pd_store_client *client, const char *key,

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,9 +249,10 @@ static void format_connect_error(char *err, size_t errlen, const char *addr,
              (double)elapsed_ms / 1000.0, attempts, attempts == 1 ? "" : "s");
 }
 
-int pd_store_connect(const char *addr, const char *job_key, int rank,
-                     int timeout_ms, struct pd_store_client **out,
-                     char *err, size_t errlen)
+static int store_connect(const char *addr, const char *job_key, int rank,
+                         int timeout_ms, bool refused_is_final,
+                         struct pd_store_client **out, char *err,
+                         size_t errlen)
 {
     char host[PD_NET_HOST_LEN];
     char port[PD_NET_PORT_LEN];
@@ -276,7 +278,8 @@ int pd_store_connect(const char *addr, const char *job_key, int rank,
         attempts++;
         fd = try_connect(host, port, job_key, rank, deadline, &at);
         if (fd >= 0 || at.refusal[0] ||
-            !connect_errno_is_retryable(at.last_errno))
+            !connect_errno_is_retryable(at.last_errno) ||
+            (refused_is_final && at.last_errno == ECONNREFUSED))
             break;
         int64_t left = deadline - pd_net_now_ms();
         if (left <= 0)
@@ -304,6 +307,22 @@ int pd_store_connect(const char *addr, const char *job_key, int rank,
     snprintf(c->addr, sizeof c->addr, "%s", addr);
     *out = c;
     return 0;
+}
+
+int pd_store_connect(const char *addr, const char *job_key, int rank,
+                     int timeout_ms, struct pd_store_client **out,
+                     char *err, size_t errlen)
+{
+    return store_connect(addr, job_key, rank, timeout_ms, false, out, err,
+                         errlen);
+}
+
+int pd_store_reconnect(const char *addr, const char *job_key, int rank,
+                       int timeout_ms, struct pd_store_client **out,
+                       char *err, size_t errlen)
+{
+    return store_connect(addr, job_key, rank, timeout_ms, true, out, err,
+                         errlen);
 }
 
 void pd_store_close(struct pd_store_client *c)

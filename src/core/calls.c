@@ -191,15 +191,26 @@ static void *pd_publisher_main(void *arg)
     (void)arg;
     uint64_t published = UINT64_MAX;
     char key[64], text[256], err[256];
+    /* Connected here rather than in MPI_Init, which need not wait for
+     * stall reports (a store host that stopped answering makes a connect
+     * take up to PDMPI_TIMEOUT). */
+    struct pd_store_client *store = NULL;
+    if (pd_store_reconnect(pd_rt.world.store_addr, pd_rt.world.job_key,
+                           pd_rt.world.rank, pd_rt.config.timeout_ms, &store,
+                           err, sizeof(err)) != 0) {
+        pd_log(PD_LOG_WARN, "no stall reports: %s", err);
+        return NULL;
+    }
     snprintf(key, sizeof(key), "pdmpi/last/%d", pd_rt.world.rank);
     pthread_mutex_lock(&pd_pub.lock);
+    pd_pub.store = store;
     while (!pd_pub.stopping) {
         uint64_t v = __atomic_load_n(&pd_last.version, __ATOMIC_ACQUIRE);
         if (v != published) {
             pthread_mutex_unlock(&pd_pub.lock);
             pd_last_call_text(text, sizeof(text));
-            int rc = pd_store_set(pd_pub.store, key, text, strlen(text) + 1,
-                                  err, sizeof(err));
+            int rc = pd_store_set(store, key, text, strlen(text) + 1, err,
+                                  sizeof(err));
             pthread_mutex_lock(&pd_pub.lock);
             if (rc != 0)
                 break;          /* the store is gone: nothing to report to */
@@ -218,19 +229,9 @@ void pd_calls_start_publisher(void)
 {
     if (pd_rt.store == NULL || pd_pub.running)
         return;
-    char err[256];
-    if (pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
-                         pd_rt.world.rank, pd_rt.config.timeout_ms,
-                         &pd_pub.store, err, sizeof(err)) != 0) {
-        pd_log(PD_LOG_WARN, "no stall reports: %s", err);
-        return;
-    }
     pd_pub.stopping = false;
-    if (pthread_create(&pd_pub.thread, NULL, pd_publisher_main, NULL) != 0) {
-        pd_store_close(pd_pub.store);
-        pd_pub.store = NULL;
+    if (pthread_create(&pd_pub.thread, NULL, pd_publisher_main, NULL) != 0)
         return;
-    }
     pd_pub.running = true;
 }
 
@@ -243,7 +244,8 @@ void pd_calls_stop_publisher(void)
     pthread_cond_signal(&pd_pub.wake);
     pthread_mutex_unlock(&pd_pub.lock);
     pthread_join(pd_pub.thread, NULL);
-    pd_store_close(pd_pub.store);
+    if (pd_pub.store != NULL)
+        pd_store_close(pd_pub.store);
     pd_pub.store = NULL;
     pd_pub.running = false;
 }
@@ -252,7 +254,10 @@ void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
                           size_t len)
 {
     size_t n = strlen(buf);
-    if (pd_pub.store == NULL || n + 32 >= len)
+    pthread_mutex_lock(&pd_pub.lock);
+    bool publishing = pd_pub.store != NULL;
+    pthread_mutex_unlock(&pd_pub.lock);
+    if (!publishing || n + 32 >= len)
         return;
     char mine[256], key[64], err[256];
     pd_last_call_text(mine, sizeof(mine));

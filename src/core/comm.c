@@ -98,9 +98,9 @@ int pd_comm_store_client(struct pd_store_client **store, const char *what,
     *store = NULL;
     if (pd_rt.store == NULL)
         return MPI_SUCCESS;
-    if (pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
-                         pd_rt.world.rank, pd_rt.config.timeout_ms, store,
-                         err, sizeof(err)) != 0) {
+    if (pd_store_reconnect(pd_rt.world.store_addr, pd_rt.world.job_key,
+                           pd_rt.world.rank, pd_rt.config.timeout_ms, store,
+                           err, sizeof(err)) != 0) {
         pd_fail_set(fail, MPI_ERR_OTHER, "cannot reach the rendezvous store "
                     "to connect %s: %s", what, err);
         return fail->errclass;
@@ -223,9 +223,9 @@ int pd_comm_device(struct ompi_communicator_t *comm,
     char err[512];
     struct pd_store_client *store = NULL;
     if (comm->size > 1 &&
-        pd_store_connect(pd_rt.world.store_addr, pd_rt.world.job_key,
-                         pd_rt.world.rank, pd_rt.config.timeout_ms, &store,
-                         err, sizeof(err)) != 0) {
+        pd_store_reconnect(pd_rt.world.store_addr, pd_rt.world.job_key,
+                           pd_rt.world.rank, pd_rt.config.timeout_ms, &store,
+                           err, sizeof(err)) != 0) {
         pd_fail_set(fail, MPI_ERR_OTHER, "cannot reach the rendezvous store "
                     "to connect %s to %s: %s", st->id, d->b->name, err);
         return fail->errclass;
