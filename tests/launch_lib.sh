@@ -91,6 +91,12 @@ paddle_run() {
     pids=""
     r=0
     while [ "$r" -lt "$np" ]; do
+        # PD_SLOW_RANKS="R ...": those ranks run at nice 19 on processor
+        # PD_SLOW_CPU, to start up behind the others.
+        slow=""
+        case " ${PD_SLOW_RANKS:-} " in
+        *" $r "*) slow="nice -n 19 taskset -c $PD_SLOW_CPU" ;;
+        esac
         local_info=$(pd_local "$r")
         lr=${local_info% *} ls=${local_info#* }
         current=$(echo "$endpoints" | cut -d, -f$((r + 1)))
@@ -101,7 +107,7 @@ paddle_run() {
                 PADDLE_LOCAL_RANK="$lr" PADDLE_LOCAL_SIZE="$ls" \
                 PADDLE_RANK_IN_NODE="$lr" PADDLE_TRAINER_ENDPOINTS="$endpoints" \
                 PADDLE_CURRENT_ENDPOINT="$current" PADDLE_DISTRI_BACKEND=gloo \
-                timeout -k 5 "$PD_TEST_TIMEOUT" "$@" &
+                $slow timeout -k 5 "$PD_TEST_TIMEOUT" "$@" &
         else
             pd_in_ns "$(pd_rank_ns "$r")" env PADDLE_TRAINER_ID="$r" \
                 PADDLE_TRAINERS_NUM="$np" PADDLE_RANK_IN_NODE="$lr" \

@@ -8,6 +8,7 @@
 #include "core/calls.h"
 #include "core/coll.h"
 #include "core/comm.h"
+#include "core/connect_watch.h"
 #include "core/group.h"
 #include "core/log.h"
 #include "core/runtime.h"
@@ -154,7 +155,14 @@ int pd_runtime_init(int required_level, int *provided, char *err,
         snprintf(err, errlen, "out of memory");
         return MPI_ERR_NO_MEM;
     }
-    if (pd_comm_init_predefined(world, world_group, "w", true, &fail) != 0 ||
+    struct pd_connect_watch watch;
+    if (pd_rt.world.size > 1)
+        pd_connect_watch_start(&watch, pd_rt.config.timeout_ms);
+    int connected = pd_comm_init_predefined(world, world_group, "w", true,
+                                            &fail);
+    if (pd_rt.world.size > 1)
+        pd_connect_watch_stop(&watch);
+    if (connected != 0 ||
         pd_comm_init_predefined(self, self_group, "s", false, &fail) != 0) {
         snprintf(err, errlen, "%s", fail.msg);
         pd_comm_finalize_predefined(world);
