@@ -98,7 +98,7 @@ if [ "$(wc -l < "$PD_TMP/cpus")" -ge 2 ] && command -v taskset > /dev/null; then
             [ "$rc" -eq 0 ]
     done
     check "np 2 bound to a processor each: 2 processors, not oversubscribed" \
-        grep -Eq 'among 2 ranks on 2 processors, .*spin 20 us, non-temporal copies from 131072 bytes' "$PD_TMP/bind.each"
+        grep -Eq 'among 2 ranks on 2 processors, .*spin 1000 us \(at least 50\), non-temporal copies from 131072 bytes' "$PD_TMP/bind.each"
     check "np 2 bound to one processor: oversubscribed, no spin" \
         grep -Eq 'among 2 ranks on 1 processor \(oversubscribed\), .*spin 0 us, no non-temporal copies' \
         "$PD_TMP/bind.shared"

@@ -43,11 +43,15 @@ void pd_shm_describe(const struct pd_shm_comm *c, char *buf, size_t len)
     if (c->stream != 0)
         snprintf(stream, sizeof(stream), "non-temporal copies from %zu bytes",
                  c->stream);
+    char floor[32] = "";
+    if (c->spin_floor_ns != 0)
+        snprintf(floor, sizeof(floor), " (at least %lld)",
+                 (long long)(c->spin_floor_ns / 1000));
     snprintf(buf, len, "%d ranks on %d processor%s%s, %zu-byte chunks, "
-             "spin %ld us, %s", c->size, c->processors,
+             "spin %ld us%s, %s", c->size, c->processors,
              c->processors == 1 ? "" : "s",
              c->oversubscribed ? " (oversubscribed)" : "", c->chunk, c->spin,
-             stream);
+             floor, stream);
 }
 
 static int64_t pd_now_ns(void)

@@ -222,19 +222,36 @@ static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
 }
 
 /*
- * Microseconds a waiting rank polls before it starts yielding. Bounded
- * in time: a peer that is running answers within a microsecond or two,
- * and one that is not needs this processor -- which a long spin keeps
- * from it (measured with a busy neighbour on the other core of a 2-core
- * machine: 20000 polls, about a millisecond, made a 16 MiB allreduce at
- * np 2 ten times slower). Yielding costs little when nothing else wants
- * the processor.
+ * Microseconds a waiting rank polls before it starts yielding, at most
+ * (sync.c adapts the budget between a floor and this). When every rank
+ * has a processor, a long spin is what keeps a job going beside busy
+ * processes: a yield hands the processor to them for a whole time slice,
+ * and the two ranks then rarely run at the same moment. Measured at np 2
+ * on this project's 2-core test machine beside two busy loops, 1 MiB
+ * allreduce: 15-24 ms with a 20 us spin that could fall to 0, 0.14-5 ms
+ * with 1 ms and a floor of 50 us (Open MPI, which never yields there:
+ * 0.4-3.3 ms); 16 MiB: 210-350 ms in three runs of four, 48-90 ms (Open
+ * MPI 11-14 ms).
  */
 static long pd_default_spin(bool oversubscribed)
 {
     /* Oversubscribed: the rank being waited for may need this processor,
      * so give it up at once. */
-    return oversubscribed ? 0 : 20;
+    return oversubscribed ? 0 : 1000;
+}
+
+/* The least the spin budget adapts down to. With a processor per rank a
+ * spin that fails was most often a peer descheduled for a while: the
+ * next wait should still spin (sync.c drops the floor while the rank
+ * waited for is seen on this processor). Oversubscribed, spinning only
+ * delays the rank that needs this processor. */
+static int64_t pd_spin_floor_ns(bool oversubscribed, long spin)
+{
+    if (oversubscribed)
+        return 0;
+    return (int64_t)(spin < PD_SHM_SPIN_FLOOR_US ? spin
+                                                 : PD_SHM_SPIN_FLOOR_US) *
+           1000;
 }
 
 int pd_shm_comm_create(const struct pd_shm_init *init,
@@ -262,6 +279,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->stream = c->oversubscribed ? 0 : init->stream;
     c->spin = init->spin >= 0 ? init->spin : pd_default_spin(c->oversubscribed);
     c->spin_ns = (int64_t)c->spin * 1000;
+    c->spin_floor_ns = pd_spin_floor_ns(c->oversubscribed, c->spin);
     c->timeout_ms = init->timeout_ms;
     c->bytes = pd_shm_segment_bytes(init->size, init->chunk);
 

@@ -35,6 +35,7 @@
 #define PD_SHM_HEADER_BYTES 4096
 #define PD_SHM_LINE_BYTES 256
 #define PD_SHM_INLINE_BYTES 40          /* data carried in the arrival line */
+#define PD_SHM_SPIN_FLOOR_US 50         /* see pd_spin_floor_ns (segment.c) */
 
 struct pd_shm_header {
     uint32_t magic;
@@ -83,6 +84,7 @@ struct pd_shm_comm {
     bool oversubscribed;            /* more ranks than processors */
     long spin;                      /* most microseconds of polling */
     int64_t spin_ns;                /* this wait's budget (adapts) */
+    int64_t spin_floor_ns;          /* ... never below this */
     unsigned spin_skipped;          /* waits since the budget ran out */
     int timeout_ms;
     uint32_t step;                  /* the last step this rank began */

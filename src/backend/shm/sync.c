@@ -2,10 +2,12 @@
  * Signalling between the ranks of one segment: post a counter, wait for
  * counters.
  *
- * A waiter polls for c->spin microseconds (the answer usually comes within a
- * microsecond when every rank has a core), then yields the processor a
- * few times (an oversubscribed host: the rank it waits for may need this
- * very core), then sleeps on the segment's futex doorbell. A poster rings
+ * A waiter polls for up to c->spin microseconds (the answer usually comes
+ * within a microsecond when every rank has a core; the budget halves
+ * after a spin nobody answered, down to c->spin_floor_ns, and doubles
+ * after one that was answered), then yields the processor a few times (an
+ * oversubscribed host: the rank it waits for may need this very core),
+ * then sleeps on the segment's futex doorbell. A poster rings
  * the doorbell only when someone sleeps, so the fast path is one store.
  *
  * Sleeping waiters wake at least every PD_SHM_NAP_MS to check the
@@ -232,6 +234,25 @@ static int pd_check_waited(struct pd_shm_comm *c, enum pd_shm_counter which,
     return PD_BACKEND_ERR_TIMEOUT;
 }
 
+/* Whether a rank this wait is for last ran out of spin on the processor
+ * this rank runs on (each notes its processor then): spinning would only
+ * keep it from running. The note is old when a rank has moved since, and
+ * is renewed at its next spin that runs out. */
+static bool pd_waited_rank_here(struct pd_shm_comm *c, int only, int next)
+{
+    int cpu = sched_getcpu();
+    atomic_store_explicit(&pd_shm_line(c, c->rank)->cpu, cpu,
+                          memory_order_relaxed);
+    int from = only >= 0 ? only : next, to = only >= 0 ? only + 1 : c->size;
+    for (int r = from; r < to; r++) {
+        if (r != c->rank && cpu >= 0 &&
+            atomic_load_explicit(&pd_shm_line(c, r)->cpu,
+                                 memory_order_relaxed) == cpu)
+            return true;
+    }
+    return false;
+}
+
 static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
                            uint32_t step, int only, const char *what,
                            struct pd_backend_error *err)
@@ -242,8 +263,8 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
     if (c->spin_ns > 0) {
         /* Poll, reading the clock every 32 polls. A spin that pays off
          * doubles the next one's time, up to c->spin; one that does not
-         * halves it: when the rank waited for shares this processor,
-         * spinning only delays it. */
+         * halves it, down to the floor -- or to nothing when the rank
+         * waited for shares this processor: spinning only delays it. */
         int64_t until = pd_now_ns() + c->spin_ns;
         for (unsigned i = 1;; i++) {
             if (pd_all_reached(c, which, step, only, &next)) {
@@ -259,6 +280,9 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
         c->spin_ns /= 2;
         if (c->spin_ns < PD_SHM_SPIN_MIN_NS)
             c->spin_ns = 0;
+        if (c->spin_ns < c->spin_floor_ns &&
+            !pd_waited_rank_here(c, only, next))
+            c->spin_ns = c->spin_floor_ns;
     } else if (c->spin > 0 && ++c->spin_skipped % PD_SHM_SPIN_RETRY == 0) {
         /* Try spinning again now and then, long enough to catch a peer
          * that is itself just past a yield. */
