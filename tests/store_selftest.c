@@ -515,6 +515,41 @@ static void test_connect_refused_times_out(void)
     close(holder);
 }
 
+static void test_reconnect(void)
+{
+    /* A store reached before: a refusal means it is gone, at once. */
+    int holder = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t salen = sizeof sa;
+    bind(holder, (struct sockaddr *)&sa, sizeof sa);
+    getsockname(holder, (struct sockaddr *)&sa, &salen);
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
+
+    struct pd_store_client *c = NULL;
+    char err[512];
+    int64_t start = pd_net_now_ms();
+    int rc = pd_store_reconnect(addr, job_key, 0, 5000, &c, err, sizeof err);
+    int64_t took = pd_net_now_ms() - start;
+    check(rc < 0 && took < 1000 && strstr(err, addr) &&
+              strstr(err, "refused"),
+          "reconnect to a dead port fails at the first refusal",
+          "rc=%d after %" PRId64 " ms: %s", rc, took, err);
+    printf("# %s\n", err);
+    close(holder);
+
+    rc = pd_store_reconnect(store_addr, job_key, 2, 5000, &c, err,
+                            sizeof err);
+    check(rc == 0, "reconnect to the live store works", "%s", err);
+    if (rc == 0) {
+        char v[] = "again";
+        rc = pd_store_set(c, "reconnected", v, sizeof v, err, sizeof err);
+        check(rc == 0, "a reconnected client sets keys", "%s", err);
+        pd_store_close(c);
+    }
+}
+
 static void test_stop_with_waiter(struct pd_store_server *server)
 {
     struct waiter w = { .key = "never", .timeout_ms = 10000 };
@@ -556,6 +591,7 @@ int main(void)
     test_misbehaving_peers();
     test_reset_while_parked();
     test_connect_refused_times_out();
+    test_reconnect();
     test_stop_with_waiter(server);
 
     struct pd_store_server *any = NULL;
