@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,55 +491,56 @@ static void test_reset_while_parked(void)
           NULL);
 }
 
-static void test_connect_refused_times_out(void)
+/* Connect (reconnect: as to a store reached before) to a bound but not
+ * listening port, so every attempt is refused: *rc, and the time it took
+ * in ms. addr gets the port's address. */
+static int64_t connect_to_dead_port(bool reconnect, int timeout_ms,
+                                    char *addr, size_t addrlen, char *err,
+                                    size_t errlen, int *rc)
 {
-    /* A bound but not listening socket: connects to it are refused. */
     int holder = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = { .sin_family = AF_INET,
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t salen = sizeof sa;
     bind(holder, (struct sockaddr *)&sa, sizeof sa);
     getsockname(holder, (struct sockaddr *)&sa, &salen);
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
-
+    snprintf(addr, addrlen, "127.0.0.1:%d", ntohs(sa.sin_port));
     struct pd_store_client *c = NULL;
-    char err[512];
     int64_t start = pd_net_now_ms();
-    int rc = pd_store_connect(addr, job_key, 0, 300, &c, err, sizeof err);
+    *rc = (reconnect ? pd_store_reconnect : pd_store_connect)(
+        addr, job_key, 0, timeout_ms, &c, err, errlen);
     int64_t took = pd_net_now_ms() - start;
+    pd_store_close(c);
+    close(holder);
+    printf("# %s\n", err);
+    return took;
+}
+
+static void test_connect_refused_times_out(void)
+{
+    char addr[64], err[512];
+    int rc;
+    int64_t took = connect_to_dead_port(false, 300, addr, sizeof addr, err,
+                                        sizeof err, &rc);
     check(rc < 0 && took >= 290 && took < 3000 && strstr(err, addr) &&
               strstr(err, "refused") && strstr(err, "attempts"),
           "connect to a dead port gives up at its deadline",
           "rc=%d after %" PRId64 " ms: %s", rc, took, err);
-    printf("# %s\n", err);
-    close(holder);
 }
 
 static void test_reconnect(void)
 {
     /* A store reached before: a refusal means it is gone, at once. */
-    int holder = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET,
-                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t salen = sizeof sa;
-    bind(holder, (struct sockaddr *)&sa, sizeof sa);
-    getsockname(holder, (struct sockaddr *)&sa, &salen);
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
-
-    struct pd_store_client *c = NULL;
-    char err[512];
-    int64_t start = pd_net_now_ms();
-    int rc = pd_store_reconnect(addr, job_key, 0, 5000, &c, err, sizeof err);
-    int64_t took = pd_net_now_ms() - start;
+    char addr[64], err[512];
+    int rc;
+    int64_t took = connect_to_dead_port(true, 5000, addr, sizeof addr, err,
+                                        sizeof err, &rc);
     check(rc < 0 && took < 1000 && strstr(err, addr) &&
               strstr(err, "refused"),
           "reconnect to a dead port fails at the first refusal",
           "rc=%d after %" PRId64 " ms: %s", rc, took, err);
-    printf("# %s\n", err);
-    close(holder);
 
+    struct pd_store_client *c = NULL;
     rc = pd_store_reconnect(store_addr, job_key, 2, 5000, &c, err,
                             sizeof err);
     check(rc == 0, "reconnect to the live store works", "%s", err);
