@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdbool.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend/shm/shm_internal.h"
@@ -54,11 +53,12 @@ void pd_shm_describe(const struct pd_shm_comm *c, char *buf, size_t len)
              floor, stream);
 }
 
-static int64_t pd_now_ns(void)
+int pd_shm_note_cpu(struct pd_shm_comm *c)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int cpu = sched_getcpu();
+    atomic_store_explicit(&pd_shm_line(c, c->rank)->cpu, cpu,
+                          memory_order_relaxed);
+    return cpu;
 }
 
 /* Tasks running or ready to run on this machine now, counting this one
@@ -95,10 +95,8 @@ static int pd_running_tasks(void)
  */
 void pd_shm_leave_cpu(struct pd_shm_comm *c)
 {
-    int cpu = sched_getcpu();
-    struct pd_shm_line *mine = pd_shm_line(c, c->rank);
-    atomic_store_explicit(&mine->cpu, cpu, memory_order_relaxed);
-    int64_t now = pd_now_ns();
+    int cpu = pd_shm_note_cpu(c);
+    int64_t now = pd_shm_now_ns();
     if (cpu < 0 || cpu >= CPU_SETSIZE ||
         (c->moved_ns != 0 && now - c->moved_ns < PD_SHM_MOVE_GAP_NS))
         return;
@@ -122,5 +120,5 @@ void pd_shm_leave_cpu(struct pd_shm_comm *c)
          * each, spinning pays again. */
         c->spin_ns = (int64_t)c->spin * 1000;
     }
-    atomic_store_explicit(&mine->cpu, sched_getcpu(), memory_order_relaxed);
+    pd_shm_note_cpu(c);
 }

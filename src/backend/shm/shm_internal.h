@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "backend/shm/shm.h"
 
@@ -60,7 +61,8 @@ struct pd_shm_line {
     _Atomic uint32_t done;
     int32_t pid;                        /* set by rank 0 at creation */
     _Atomic uint32_t mapped;            /* set by the rank once mapped */
-    _Atomic int32_t cpu;                /* where the rank last yielded */
+    _Atomic int32_t cpu;                /* where the rank last waited long
+                                           (pd_shm_note_cpu) */
 };
 
 _Static_assert(sizeof(struct pd_shm_arrival) == 64,
@@ -116,6 +118,13 @@ static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
            ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
 }
 
+static inline int64_t pd_shm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Copy n bytes to dst in the segment with non-temporal stores (a plain
  * copy where the processor has none). Call pd_shm_stream_done before
  * publishing what was copied: those stores are not ordered with the
@@ -125,6 +134,10 @@ void pd_shm_stream_done(void);
 
 /* Processors the ranks (processes pids) may run on together. */
 int pd_shm_processors(int size, const int *pids);
+
+/* Note in this rank's line the processor it runs on now, and return it
+ * (-1 when unknown): the others read it to tell whether they share it. */
+int pd_shm_note_cpu(struct pd_shm_comm *c);
 
 /* Move this rank off the processor it runs on when a lower rank runs
  * there too and it may run elsewhere (at most once in a while). */
