@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/shm/shm.h"
 #include "core/algo.h"
 #include "core/calls.h"
 #include "core/coll.h"
@@ -41,12 +40,9 @@ static void pd_coll_name_gone(struct ompi_communicator_t *comm, char *buf,
                               size_t len)
 {
     size_t n = strlen(buf);
-    int me = pd_rt.world.rank;
     for (int r = 0; r < comm->size && n < len; r++) {
         int w = pd_comm_world_rank(comm, r);
-        if (w == me || pd_rt.world.pid_of == NULL ||
-            pd_rt.world.node_of[w] != pd_rt.world.node_of[me] ||
-            !pd_shm_process_gone((pid_t)pd_rt.world.pid_of[w]))
+        if (!pd_runtime_local_rank_gone(w))
             continue;
         n += (size_t)snprintf(buf + n, len - n, "; rank %d (%s, pid %d) is gone",
                               r, pd_rt.host, pd_rt.world.pid_of[w]);

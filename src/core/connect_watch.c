@@ -1,10 +1,8 @@
 /* The watch over MPI_Init's connection of MPI_COMM_WORLD (see the header). */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "backend/shm/shm.h"
 #include "boot/net.h"
 #include "core/connect_watch.h"
 #include "core/error.h"
@@ -26,12 +24,8 @@ static _Noreturn void pd_connect_watch_fail(const char *why)
 /* A rank of this host that is gone: its world rank, or -1. */
 static int pd_local_rank_gone(void)
 {
-    const struct pd_world *w = &pd_rt.world;
-    if (w->pid_of == NULL || w->node_of == NULL)
-        return -1;
-    for (int r = 0; r < w->size; r++) {
-        if (r != w->rank && w->node_of[r] == w->node_of[w->rank] &&
-            pd_shm_process_gone((pid_t)w->pid_of[r]))
+    for (int r = 0; r < pd_rt.world.size; r++) {
+        if (pd_runtime_local_rank_gone(r))
             return r;
     }
     return -1;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/shm/shm.h"
 #include "core/calls.h"
 #include "core/coll.h"
 #include "core/comm.h"
@@ -222,6 +223,15 @@ void pd_runtime_note_peer_lost(void)
 
 /* How long a rank that only lost a peer waits before exiting. */
 #define PD_SECONDARY_EXIT_DELAY_US 500000
+
+bool pd_runtime_local_rank_gone(int w)
+{
+    const struct pd_world *world = &pd_rt.world;
+    return w != world->rank && world->pid_of != NULL &&
+           world->node_of != NULL &&
+           world->node_of[w] == world->node_of[world->rank] &&
+           pd_shm_process_gone((pid_t)world->pid_of[w]);
+}
 
 _Noreturn void pd_runtime_abort_job(int code, const char *msg)
 {

@@ -41,6 +41,10 @@ int pd_runtime_init(int required_level, int *provided, char *err,
  * communicators and the store connection. */
 int pd_runtime_finalize(char *err, size_t errlen);
 
+/* Whether world rank w is another process of this host that has ended
+ * (its pid is gone or a zombie); false where pids are not known. */
+bool pd_runtime_local_rank_gone(int w);
+
 /* Record that a peer's connection was lost: this rank's own failure is
  * then a consequence, not the cause (see pd_runtime_abort). */
 void pd_runtime_note_peer_lost(void);
