@@ -23,7 +23,7 @@
 /* A broadcast goes in PD_SHM_BCAST_SPLIT steps, each at least
  * PD_SHM_BCAST_STEP bytes and at most a whole buffer. */
 #define PD_SHM_BCAST_SPLIT 8
-#define PD_SHM_BCAST_STEP ((size_t)32 << 10)
+#define PD_SHM_BCAST_STEP ((size_t)64 << 10)
 
 static size_t pd_min(size_t a, size_t b) { return a < b ? a : b; }
 static size_t pd_max(size_t a, size_t b) { return a > b ? a : b; }
@@ -224,7 +224,9 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
      * j + 1 in, so they end about one step after the root. Steps of an
      * eighth of the message (at least PD_SHM_BCAST_STEP) keep that lag
      * short without paying a signal per few bytes (1 MiB at np 2: 40-47
-     * us, against 57 us in steps of a whole buffer). Not when the host is
+     * us, against 57 us in steps of a whole buffer); below 64 KiB a step
+     * costs more than it overlaps (256 KiB: 11.0-12.7 us in steps of 64
+     * KiB, 13.0-14.2 in eighths of 32 KiB). Not when the host is
      * oversubscribed: there every step waits for ranks to be scheduled
      * (np 4 on 2 cores, 128 KiB: 45 us in eighths, 13 us whole). */
     if (bytes > PD_SHM_INLINE_BYTES && !c->oversubscribed)
