@@ -275,14 +275,23 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
                                    : pd_shm_slot(c, j, c->rank);
         size_t n = bytes[c->rank] > off
                        ? pd_min(c->chunk, bytes[c->rank] - off) : 0;
-        if (n > 0)
-            pd_copy_in(c, slot, mine + off, n);
-        pd_shm_arrive(c, j);
         /* This rank's own part, chunk by chunk: the chunk just read is
          * still in cache (1 MiB at np 2: 95 us, against 110-120 us with
-         * one copy of the whole part before the loop), and the others
-         * already copy from the slot meanwhile. */
-        if (in != NULL && n > 0)
+         * one copy of the whole part before the loop). A streamed piece
+         * goes to the output in the same pass, reading the input once
+         * (np 2, 9 alternating runs: 512 KiB-16 MiB 0.84-0.90 of the time
+         * with a second pass after arriving); a smaller one after
+         * arriving, so the others copy from the slot meanwhile. */
+        bool own_later = in != NULL && n > 0;
+        if (own_later && pd_streamed(c, n)) {
+            pd_shm_stream_twice(slot, o + offs[c->rank] + off, mine + off, n);
+            pd_shm_stream_done();
+            own_later = false;
+        } else if (n > 0) {
+            pd_copy_in(c, slot, mine + off, n);
+        }
+        pd_shm_arrive(c, j);
+        if (own_later)
             memcpy(o + offs[c->rank] + off, mine + off, n);
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "allgather", err);
         if (rc != PD_BACKEND_OK)

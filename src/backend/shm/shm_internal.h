@@ -132,6 +132,10 @@ static inline int64_t pd_shm_now_ns(void)
 void pd_shm_stream(void *dst, const void *src, size_t n);
 void pd_shm_stream_done(void);
 
+/* pd_shm_stream to dst, and an ordinary copy of the same bytes to also,
+ * reading src once. */
+void pd_shm_stream_twice(void *dst, void *also, const void *src, size_t n);
+
 /* Processors the ranks (processes pids) may run on together. */
 int pd_shm_processors(int size, const int *pids);
 

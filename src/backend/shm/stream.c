@@ -19,14 +19,21 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
-void pd_shm_stream(void *dst, const void *src, size_t n)
+/* Copy n bytes from src to dst with non-temporal stores and, when also
+ * is not NULL, to also with ordinary ones: src is read once. Inlined
+ * into each caller below, so the test of also leaves the loop. */
+static inline __attribute__((always_inline)) void
+pd_stream_lines(unsigned char *d, unsigned char *also, const unsigned char *s,
+                size_t n)
 {
-    unsigned char *d = dst;
-    const unsigned char *s = src;
     size_t head = (16 - ((uintptr_t)d & 15)) & 15;
     if (head > n)
         head = n;
     memcpy(d, s, head);
+    if (also != NULL) {
+        memcpy(also, s, head);
+        also += head;
+    }
     d += head;
     s += head;
     n -= head;
@@ -40,8 +47,26 @@ void pd_shm_stream(void *dst, const void *src, size_t n)
         _mm_stream_si128((__m128i *)(d + k + 16), b);
         _mm_stream_si128((__m128i *)(d + k + 32), c);
         _mm_stream_si128((__m128i *)(d + k + 48), e);
+        if (also != NULL) {
+            _mm_storeu_si128((__m128i *)(also + k), a);
+            _mm_storeu_si128((__m128i *)(also + k + 16), b);
+            _mm_storeu_si128((__m128i *)(also + k + 32), c);
+            _mm_storeu_si128((__m128i *)(also + k + 48), e);
+        }
     }
     memcpy(d + k, s + k, n - k);
+    if (also != NULL)
+        memcpy(also + k, s + k, n - k);
+}
+
+void pd_shm_stream(void *dst, const void *src, size_t n)
+{
+    pd_stream_lines(dst, NULL, src, n);
+}
+
+void pd_shm_stream_twice(void *dst, void *also, const void *src, size_t n)
+{
+    pd_stream_lines(dst, also, src, n);
 }
 
 void pd_shm_stream_done(void)
@@ -54,6 +79,12 @@ void pd_shm_stream_done(void)
 void pd_shm_stream(void *dst, const void *src, size_t n)
 {
     memcpy(dst, src, n);
+}
+
+void pd_shm_stream_twice(void *dst, void *also, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+    memcpy(also, src, n);
 }
 
 void pd_shm_stream_done(void)
