@@ -268,9 +268,14 @@ static void verify_image(struct verdict *v, const struct image *im,
 /* Counts and displacements                                             */
 /* ------------------------------------------------------------------ */
 
-enum count_pattern { CP_MIXED, CP_ZERO, CP_LARGE, CP_PATTERNS };
-static const char *count_pattern_names[CP_PATTERNS] = {
-    "counts 0..3 (some ranks 0)", "all counts 0", "large counts (some 0)"
+/* Every type runs the patterns before CP_PATTERNS; CP_CHUNKS, blocks of
+ * more than one shared-memory chunk, runs for int only. */
+enum count_pattern {
+    CP_MIXED, CP_ZERO, CP_LARGE, CP_PATTERNS, CP_CHUNKS = CP_PATTERNS
+};
+static const char *count_pattern_names[CP_CHUNKS + 1] = {
+    "counts 0..3 (some ranks 0)", "all counts 0", "large counts (some 0)",
+    "blocks of 360 KB and more (some 0)"
 };
 
 /* Elements contributed by rank r. */
@@ -280,6 +285,9 @@ static int count_of(enum count_pattern cp, int r)
     case CP_MIXED: return (r * 3 + 1) % 4;
     case CP_ZERO: return 0;
     case CP_LARGE: return r % 3 == 1 ? 0 : 700 + 50 * r;
+    /* Over a 256 KiB chunk and a piece of another, both pieces of 128
+     * KiB and more at np 2 (written with non-temporal stores there). */
+    case CP_CHUNKS: return r % 3 == 2 ? 0 : 90001 + 12289 * r;
     default: return 0;
     }
 }
@@ -1164,6 +1172,11 @@ static void run_data_movement(void)
         check_alltoallv(&t_int, unit_quad, unit_int, CP_MIXED, (enum layout)l, 4);
         check_alltoallv(&t_int, unit_int, unit_quad, CP_LARGE, (enum layout)l, 4);
     }
+    /* Blocks of several chunks; reversed with gaps, their offsets are
+     * not multiples of 16 bytes. */
+    for (int l = 0; l < L_LAYOUTS; l++)
+        check_allgatherv(&t_int, unit_int, unit_int, CP_CHUNKS,
+                         (enum layout)l, 1);
     /* The contiguous type on both sides of an in-place call. */
     check_gather(&t_int, unit_quad, unit_quad, 8);
     check_scatter(&t_int, unit_quad, unit_quad, 8);
