@@ -285,8 +285,9 @@ static int count_of(enum count_pattern cp, int r)
     case CP_MIXED: return (r * 3 + 1) % 4;
     case CP_ZERO: return 0;
     case CP_LARGE: return r % 3 == 1 ? 0 : 700 + 50 * r;
-    /* Over a 256 KiB chunk and a piece of another, both pieces of 128
-     * KiB and more at np 2 (written with non-temporal stores there). */
+    /* Over a 256 KiB chunk and a piece of another; at np 2 rank 1's
+     * second piece is 128 KiB or more (written with non-temporal stores
+     * there), rank 0's is not. */
     case CP_CHUNKS: return r % 3 == 2 ? 0 : 90001 + 12289 * r;
     default: return 0;
     }

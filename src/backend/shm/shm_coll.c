@@ -279,8 +279,8 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
          * still in cache (1 MiB at np 2: 95 us, against 110-120 us with
          * one copy of the whole part before the loop). A streamed piece
          * goes to the output in the same pass, reading the input once
-         * (np 2, 9 alternating runs: 512 KiB-16 MiB 0.84-0.90 of the time
-         * with a second pass after arriving); a smaller one after
+         * (np 2, 7-9 alternating runs: 256 KiB-16 MiB 0.84-0.93 of the
+         * time with a second pass after arriving); a smaller one after
          * arriving, so the others copy from the slot meanwhile. */
         bool own_later = in != NULL && n > 0;
         if (own_later && pd_streamed(c, n)) {
