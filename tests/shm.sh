@@ -8,7 +8,7 @@
 # SIGKILL in the middle of an allreduce is noticed by the others within
 # seconds, under pdmpirun and under a launcher that does not kill the
 # others itself (PaddlePaddle-style); ranks bound to a processor each are
-# not taken for oversubscribed; bad settings refused.
+# not taken for oversubscribed; a small /dev/shm; bad settings refused.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/launch_lib.sh"
 pd_tmpdir
@@ -157,6 +157,47 @@ for np in 2 3; do
     check "np $np: alltoall against gather: error naming both (exit $rc)" \
         sh -c "[ $rc -ne 0 ] && grep -Eq 'rank 0 is in alltoall, rank [12] in gather with root 1|rank [12] is in gather with root 1, rank 0 in alltoall' '$PD_TMP/blocks'"
 done
+
+# Little room in /dev/shm (a container's is 64 MiB unless --shm-size says
+# otherwise), as a private tmpfs over /dev/shm in a mount namespace. With
+# the default chunk the segment shrinks until it fits, with one warning;
+# a chunk that was asked for, or no room even for 4 KiB chunks, fails the
+# set-up with a message naming /dev/shm.
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+    # small_shm SIZE COMMAND...: COMMAND with a /dev/shm of SIZE.
+    small_shm() {
+        timeout -k 10 "$PD_TEST_TIMEOUT" unshare -m sh -c \
+            'mount -t tmpfs -o size="$0" tmpfs /dev/shm && exec "$@"' "$@"
+    }
+    for np in 2 4; do
+        small_shm 1m "$PDMPIRUN" -np "$np" "$coll_check" --big 65536 \
+            > "$PD_TMP/small" 2>&1
+        rc=$?
+        grep -v '^ok' "$PD_TMP/small" | sed 's/^/# /' | head -6
+        check "np $np, 1 MiB /dev/shm: coll_check passes (exit $rc)" \
+            sh -c "[ $rc -eq 0 ] && ! grep -q '^not ok' '$PD_TMP/small'"
+        check "np $np, 1 MiB /dev/shm: one warning of smaller chunks" \
+            sh -c "[ \$(grep -c 'no room for shared memory with 262144-byte chunks; using [0-9]*-byte chunks' '$PD_TMP/small') -eq 1 ]"
+    done
+    small_shm 1m env PDMPI_SHM_CHUNK=262144 "$PDMPIRUN" -np 4 \
+        "$coll_check" > "$PD_TMP/small" 2>&1
+    rc=$?
+    check "np 4, 1 MiB /dev/shm, PDMPI_SHM_CHUNK=262144: refused (exit $rc)" \
+        sh -c "[ $rc -ne 0 ] && grep -Eq 'cannot reserve [0-9]+ bytes of shared memory in /dev/shm \([0-9]+ free\) for 262144-byte chunks as PDMPI_SHM_CHUNK asks' '$PD_TMP/small'"
+    small_shm 16k "$PDMPIRUN" -np 4 "$coll_check" > "$PD_TMP/small" 2>&1
+    rc=$?
+    check "np 4, 16 KiB /dev/shm: refused naming /dev/shm (exit $rc)" \
+        sh -c "[ $rc -ne 0 ] && grep -Eq 'cannot reserve [0-9]+ bytes of shared memory in /dev/shm \([0-9]+ free\) for 4096-byte chunks' '$PD_TMP/small'"
+else
+    ok "small /dev/shm tests # SKIP they need root and mount namespaces"
+fi
+
+# Local ranks asking for different chunks.
+run_np 2 sh -c '[ "$PDMPI_LOCAL_RANK" = 1 ] && export PDMPI_SHM_CHUNK=8192
+                exec "$0"' "$coll_check" > "$PD_TMP/chunks" 2>&1
+rc=$?
+check "np 2, rank 1 alone sets PDMPI_SHM_CHUNK: refused (exit $rc)" \
+    sh -c "[ $rc -ne 0 ] && grep -q 'ranks on this host disagree on PDMPI_SHM_CHUNK (8192 here, 262144 at local rank 0)' '$PD_TMP/chunks'"
 
 for bad in "PDMPI_SHM=2:PDMPI_SHM=2 is not 0 or 1" \
            "PDMPI_SHM_SPIN=-1:PDMPI_SHM_SPIN=-1 is not a number of microseconds" \

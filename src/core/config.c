@@ -80,6 +80,7 @@ static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
             return -1;
         }
         c->shm_chunk = (size_t)chunk;
+        c->shm_chunk_set = 1;
     }
     v = getenv("PDMPI_SHM_STREAM");
     long stream;

@@ -8,10 +8,11 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
+#include "backend/shm/shm.h"
 
 #define PD_DEFAULT_TIMEOUT_S 300
 #define PD_DEFAULT_SHM_CHUNK ((size_t)256 << 10)
-#define PD_MIN_SHM_CHUNK ((size_t)4 << 10)
+#define PD_MIN_SHM_CHUNK PD_SHM_MIN_CHUNK
 #define PD_MAX_SHM_CHUNK ((size_t)64 << 20)
 #define PD_DEFAULT_SHM_STREAM ((size_t)128 << 10)
 
@@ -28,6 +29,7 @@ struct pd_config {
     int check;                  /* PDMPI_CHECK: 0 (default) | 1 */
     long shm_spin;              /* PDMPI_SHM_SPIN; -1 = automatic */
     size_t shm_chunk;           /* PDMPI_SHM_CHUNK, bytes */
+    int shm_chunk_set;          /* PDMPI_SHM_CHUNK was given */
     size_t shm_stream;          /* PDMPI_SHM_STREAM, bytes; 0 = never */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */

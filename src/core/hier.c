@@ -5,6 +5,8 @@
  * Hosts are numbered by their lowest rank in the communicator, and that
  * rank leads its host; it is local rank 0 of its host's segment.
  */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +98,23 @@ static int pd_hier_layout(struct ompi_communicator_t *comm,
     return MPI_SUCCESS;
 }
 
+/* Local rank 0 made the segment with a smaller chunk than configured
+ * because /dev/shm lacked room: say so once per process, since large
+ * messages then take more, smaller steps. */
+static void pd_warn_small_chunk(struct ompi_communicator_t *comm,
+                                const struct pd_hier *h)
+{
+    static atomic_bool warned;
+    size_t chunk = pd_shm_chunk(h->shm);
+    if (chunk >= pd_rt.config.shm_chunk || atomic_exchange(&warned, true))
+        return;
+    pd_log(PD_LOG_WARN, "%s, host %d: /dev/shm has no room for shared "
+           "memory with %zu-byte chunks; using %zu-byte chunks (slower for "
+           "large messages; give /dev/shm more room, e.g. a container's "
+           "--shm-size; said once)", pd_label(comm), h->host,
+           pd_rt.config.shm_chunk, chunk);
+}
+
 static int pd_hier_connect(struct ompi_communicator_t *comm,
                            struct pd_hier *h, struct pd_fail *fail)
 {
@@ -126,6 +145,7 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
             .job_key = pd_rt.world.job_key,
             .timeout_ms = pd_rt.config.timeout_ms,
             .spin = pd_rt.config.shm_spin, .chunk = pd_rt.config.shm_chunk,
+            .chunk_fixed = pd_rt.config.shm_chunk_set != 0,
             .stream = pd_rt.config.shm_stream,
         };
         struct pd_backend_error berr;
@@ -136,6 +156,8 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
         if (rc != PD_BACKEND_OK)
             return pd_coll_backend_failed(rc, comm, "shared memory set-up",
                                           berr.msg, fail);
+        if (h->local_rank == 0)
+            pd_warn_small_chunk(comm, h);
         if (h->local_rank == 0 && pd_log_enabled(PD_LOG_INFO)) {
             char what[224];
             pd_shm_describe(h->shm, what, sizeof(what));

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,10 +89,48 @@ static void pd_sweep_stale(void)
     closedir(d);
 }
 
-/* Local rank 0: a new segment of c->bytes, reserved now (a full /dev/shm
- * fails here with a message, not later with SIGBUS). */
+/*
+ * Reserve the segment's memory now: a full /dev/shm fails here with a
+ * message, not later with SIGBUS. When it has no room for the chunk the
+ * communicator asks for and that chunk is not fixed, halve the chunk
+ * until the segment fits: a container's /dev/shm is often 64 MiB, a
+ * segment of 8 ranks 4.5 MiB with the default chunk, and every
+ * communicator that runs a host collective has one.
+ */
+static int pd_reserve(struct pd_shm_comm *c, int fd, bool fixed,
+                      struct pd_backend_error *err)
+{
+    for (;;) {
+        c->bytes = pd_shm_segment_bytes(c->size, c->chunk);
+        int rc = posix_fallocate(fd, 0, (off_t)c->bytes);
+        if (rc == 0)
+            return PD_BACKEND_OK;
+        /* What a failed attempt reserved goes back before the next;
+         * ENOMEM: a memory limit (cgroup) counts the segment too. */
+        if (ftruncate(fd, 0) != 0 || (rc != ENOSPC && rc != ENOMEM) || fixed ||
+            c->chunk <= PD_SHM_MIN_CHUNK) {
+            struct statvfs vfs;
+            unsigned long long free_bytes =
+                fstatvfs(fd, &vfs) == 0
+                    ? (unsigned long long)vfs.f_bavail * vfs.f_frsize : 0;
+            return pd_fail(err, PD_BACKEND_ERR_NOMEM,
+                           "cannot reserve %zu bytes of shared memory in "
+                           "/dev/shm (%llu free) for %zu-byte chunks%s: %s; "
+                           "give /dev/shm more room (a container's "
+                           "--shm-size)%s or set PDMPI_SHM=0", c->bytes,
+                           free_bytes, c->chunk,
+                           fixed ? " as PDMPI_SHM_CHUNK asks" : "",
+                           strerror(rc),
+                           fixed ? ", ask for a smaller PDMPI_SHM_CHUNK," : "");
+        }
+        c->chunk = c->chunk / 2 < PD_SHM_MIN_CHUNK
+                       ? PD_SHM_MIN_CHUNK : (c->chunk / 2) & ~(size_t)63;
+    }
+}
+
+/* Local rank 0: a new segment, its memory reserved now. */
 static int pd_segment_create(struct pd_shm_comm *c, const char *name,
-                             struct pd_backend_error *err)
+                             bool fixed, struct pd_backend_error *err)
 {
     int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0 && errno == EEXIST) {
@@ -102,13 +141,11 @@ static int pd_segment_create(struct pd_shm_comm *c, const char *name,
     if (fd < 0)
         return pd_fail(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
                        strerror(errno));
-    int rc = posix_fallocate(fd, 0, (off_t)c->bytes);
-    if (rc != 0) {
+    int rc = pd_reserve(c, fd, fixed, err);
+    if (rc != PD_BACKEND_OK) {
         close(fd);
         shm_unlink(name);
-        return pd_fail(err, PD_BACKEND_ERR_NOMEM,
-                       "cannot reserve %zu bytes of shared memory in /dev/shm: "
-                       "%s", c->bytes, strerror(rc));
+        return rc;
     }
     c->base = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -132,19 +169,21 @@ static int pd_segment_create(struct pd_shm_comm *c, const char *name,
 /* The other local ranks: map rank 0's segment and check it is the one
  * this communicator expects. */
 static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
-                             struct pd_backend_error *err)
+                             bool fixed, struct pd_backend_error *err)
 {
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
         return pd_fail(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
                        strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size != c->bytes) {
+    if (fstat(fd, &st) != 0 ||
+        (size_t)st.st_size < pd_shm_segment_bytes(c->size, PD_SHM_MIN_CHUNK)) {
         close(fd);
         return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
-                       "shared memory segment %s has an unexpected size "
-                       "(ranks disagree on PDMPI_SHM_CHUNK?)", name);
+                       "shared memory segment %s is too small for %d ranks",
+                       name, c->size);
     }
+    c->bytes = (size_t)st.st_size;
     c->base = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (c->base == MAP_FAILED) {
@@ -154,10 +193,19 @@ static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
     }
     c->header = (struct pd_shm_header *)c->base;
     if (c->header->magic != PD_SHM_MAGIC || c->header->size != (uint32_t)c->size ||
-        c->header->chunk != c->chunk)
+        c->header->bytes != c->bytes ||
+        pd_shm_segment_bytes(c->size, c->header->chunk) != c->bytes)
         return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
                        "shared memory segment %s does not match this "
                        "communicator", name);
+    /* Local rank 0 may have made the chunk smaller to fit /dev/shm; one
+     * that was asked for must be the same on every rank. */
+    if (fixed && c->header->chunk != c->chunk)
+        return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+                       "ranks on this host disagree on PDMPI_SHM_CHUNK "
+                       "(%zu here, %llu at local rank 0)", c->chunk,
+                       (unsigned long long)c->header->chunk);
+    c->chunk = (size_t)c->header->chunk;
     return PD_BACKEND_OK;
 }
 
@@ -281,7 +329,6 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->spin_ns = (int64_t)c->spin * 1000;
     c->spin_floor_ns = pd_spin_floor_ns(c->oversubscribed, c->spin);
     c->timeout_ms = init->timeout_ms;
-    c->bytes = pd_shm_segment_bytes(init->size, init->chunk);
 
     char key[256], name[128], serr[320];
 
@@ -290,7 +337,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     if (c->rank == 0) {
         pd_sweep_stale();
         pd_segment_name(init, name, sizeof(name));
-        rc = pd_segment_create(c, name, err);
+        rc = pd_segment_create(c, name, init->chunk_fixed, err);
         if (rc == PD_BACKEND_OK &&
             pd_store_set(init->store, key, name, strlen(name) + 1, serr,
                          sizeof(serr)) != 0)
@@ -310,7 +357,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
                          "at %s", key);
         } else {
             memcpy(name, value, len);
-            rc = pd_segment_attach(c, name, err);
+            rc = pd_segment_attach(c, name, init->chunk_fixed, err);
         }
         free(value);
     }
@@ -330,6 +377,11 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     }
     *out = c;
     return PD_BACKEND_OK;
+}
+
+size_t pd_shm_chunk(const struct pd_shm_comm *c)
+{
+    return c->chunk;
 }
 
 void pd_shm_comm_destroy(struct pd_shm_comm *c)

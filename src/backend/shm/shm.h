@@ -28,6 +28,9 @@ extern "C" {
 
 struct pd_shm_comm;
 
+/* The smallest chunk: a page per slot. */
+#define PD_SHM_MIN_CHUNK ((size_t)4 << 10)
+
 struct pd_shm_init {
     int rank;                       /* local rank: 0 creates the segment */
     int size;                       /* local ranks on this host */
@@ -40,6 +43,9 @@ struct pd_shm_init {
     long spin;                      /* microseconds of polling before
                                        yielding; < 0: automatic */
     size_t chunk;                   /* slot bytes per rank per buffer */
+    bool chunk_fixed;               /* chunk was asked for: never smaller
+                                       (else halved while /dev/shm lacks
+                                       room, down to PD_SHM_MIN_CHUNK) */
     size_t stream;                  /* pieces of at least this many bytes
                                        go in with non-temporal stores;
                                        0: never */
@@ -85,6 +91,10 @@ void pd_shm_comm_destroy(struct pd_shm_comm *comm);
 /* One line for logs: ranks, processors, whether oversubscribed, chunk
  * and spin. */
 void pd_shm_describe(const struct pd_shm_comm *comm, char *buf, size_t len);
+
+/* The chunk the segment was made with: init's, or less when /dev/shm
+ * had no room for that one. */
+size_t pd_shm_chunk(const struct pd_shm_comm *comm);
 
 /* The call the following operations serve (until the next one is set). */
 void pd_shm_set_call(struct pd_shm_comm *comm, const struct pd_shm_call *call);
