@@ -163,7 +163,8 @@ done
 # the default chunk the segment shrinks until it fits, with one warning;
 # a chunk that was asked for, or no room even for 4 KiB chunks, fails the
 # set-up with a message naming /dev/shm.
-if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+if [ "$(id -u)" -eq 0 ] &&
+   unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm' 2>/dev/null; then
     # small_shm SIZE COMMAND...: COMMAND with a /dev/shm of SIZE.
     small_shm() {
         timeout -k 10 "$PD_TEST_TIMEOUT" unshare -m sh -c \
