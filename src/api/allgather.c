@@ -14,18 +14,11 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
-
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, -1, bytes }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_ALLGATHER, bytes);
-    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm),
-                          in_place ? NULL : sendbuf, recvbuf, bytes,
-                          &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    struct pd_coll c = { .kind = PD_COLL_ALLGATHER, .comm = comm,
+                         .sendbuf = in_place ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .count = bytes, .root = -1 };
+    return pd_api_coll(call, &c, &(struct pd_agree){ NULL, bytes, bytes },
+                       NULL);
 }
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -48,16 +41,11 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                      (size_t)recvcounts[comm->rank] * extent,
                                      comm->rank));
     }
-    struct pd_layout recv = { recvcounts, displs, extent };
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, recvtype, NULL, -1, PD_CALL_ANY_BYTES }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_ALLGATHERV, (size_t)recvcounts[comm->rank] * extent);
-    int rc = pd_coll_allgatherv(comm, pd_comm_reserve_tags(comm),
-                           in_place ? NULL : sendbuf, recvbuf, &recv,
-                           &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    struct pd_coll c = { .kind = PD_COLL_ALLGATHERV, .comm = comm,
+                         .sendbuf = in_place ? NULL : sendbuf,
+                         .recvbuf = recvbuf,
+                         .recv = { recvcounts, displs, extent }, .root = -1 };
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        recvtype, PD_CALL_ANY_BYTES,
+        (size_t)recvcounts[comm->rank] * extent }, NULL);
 }

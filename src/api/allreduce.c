@@ -10,16 +10,11 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
                                      datatype, op));
-
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1, (size_t)count * pd_type_size(datatype) }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_ALLREDUCE, (size_t)count * pd_type_size(datatype));
-    int rc = pd_coll_allreduce(comm, pd_comm_reserve_tags(comm),
-                          sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                          (size_t)count, datatype, op, &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    size_t bytes = (size_t)count * pd_type_size(datatype);
+    struct pd_coll c = { .kind = PD_COLL_ALLREDUCE, .comm = comm,
+                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .count = (size_t)count,
+                         .type = datatype, .op = op, .root = -1 };
+    return pd_api_coll(call, &c, &(struct pd_agree){ datatype, bytes, bytes },
+                       NULL);
 }

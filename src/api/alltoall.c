@@ -15,18 +15,12 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
     /* Equal block sizes both ways: one layout serves send and receive. */
-    struct pd_layout blocks = { NULL, NULL, bytes };
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, -1, bytes }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_ALLTOALL, bytes * (size_t)comm->size);
-    int rc = pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
-                               in_place ? NULL : sendbuf, &blocks, recvbuf,
-                               &blocks, &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
+                         .sendbuf = in_place ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .send = { NULL, NULL, bytes },
+                         .recv = { NULL, NULL, bytes }, .root = -1 };
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        NULL, bytes, bytes * (size_t)comm->size }, NULL);
 }
 
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
@@ -53,19 +47,13 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
             comm, call, (size_t)sendcounts[comm->rank] * send.extent,
             (size_t)recvcounts[comm->rank] * recv.extent, comm->rank));
     }
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){
-        call, NULL, NULL, -1, PD_CALL_ANY_BYTES }));
-    struct pd_fail fail;
     size_t received = 0;
     for (int i = 0; i < comm->size; i++)
         received += (size_t)recvcounts[i] * recv.extent;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_ALLTOALL, received);
-    int rc = pd_coll_alltoallv(comm, pd_comm_reserve_tags(comm),
-                               in_place ? NULL : sendbuf, &send, recvbuf,
-                               &recv, &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
+                         .sendbuf = in_place ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .send = send, .recv = recv,
+                         .root = -1 };
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        NULL, PD_CALL_ANY_BYTES, received }, NULL);
 }

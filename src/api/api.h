@@ -27,9 +27,20 @@
     } while (0)
 
 int pd_check_active(const char *call);
-/* Number the collective call and, under PDMPI_CHECK=1, cross-check it
- * with the other ranks' (core/calls.h); raises on a mismatch. */
-int pd_enter_call(MPI_Comm comm, const struct pd_call *call);
+/* What every rank of a collective must pass alike, checked under
+ * PDMPI_CHECK=1 (core/calls.h): the datatype (NULL: may differ) and the
+ * bytes (PD_CALL_ANY_BYTES: may differ); and the bytes PDMPI_STATS counts
+ * for this rank. */
+struct pd_agree {
+    MPI_Datatype type;
+    size_t bytes;
+    size_t stat_bytes;
+};
+/* Run collective c for call (api/coll_call.c): entered, tagged, timed,
+ * run now -- or, with request, queued and *request its handle -- and a
+ * failure raised. */
+int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
+                MPI_Request *request);
 int pd_check_comm(MPI_Comm comm, const char *call);
 int pd_check_count(MPI_Comm comm, const char *call, int count,
                    const char *what);

@@ -9,14 +9,6 @@ int pd_check_active(const char *call)
     return MPI_SUCCESS;
 }
 
-int pd_enter_call(MPI_Comm comm, const struct pd_call *call)
-{
-    struct pd_fail fail;
-    if (pd_calls_enter(comm, call, &fail) != MPI_SUCCESS)
-        return pd_raise_fail(comm, call->name, &fail);
-    return MPI_SUCCESS;
-}
-
 int pd_check_comm(MPI_Comm comm, const char *call)
 {
     if (comm == MPI_COMM_NULL)

@@ -43,4 +43,11 @@ int pd_check_blocks(MPI_Comm comm, const char *call, const void *sendbuf,
                     int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, size_t *bytes);
 
+/* Reduce_scatter and its block and nonblocking forms (api/reduce_scatter.c):
+ * counts NULL means every rank keeps block elements; total is the sum. */
+int pd_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
+                      const int *counts, size_t block, size_t total,
+                      MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                      MPI_Request *request);
+
 #endif

@@ -34,18 +34,12 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
         PD_CHECK(pd_check_same_bytes(comm, call, send_bytes,
                                      (size_t)mine * recv->extent, root));
     }
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, root, PD_CALL_ANY_BYTES }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_GATHER, send_bytes);
-    int rc = pd_coll_gatherv(comm, pd_comm_reserve_tags(comm),
-                        in_place ? NULL : sendbuf, send_bytes,
-                        is_root ? recvbuf : NULL, recv, root,
-                        &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    struct pd_coll c = { .kind = PD_COLL_GATHERV, .comm = comm,
+                         .sendbuf = in_place ? NULL : sendbuf,
+                         .recvbuf = is_root ? recvbuf : NULL,
+                         .count = send_bytes, .recv = *recv, .root = root };
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        NULL, PD_CALL_ANY_BYTES, send_bytes }, NULL);
 }
 
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -104,18 +98,12 @@ static int pd_scatter(const char *call, const void *sendbuf,
         PD_CHECK(pd_check_same_bytes(comm, call, (size_t)mine * send->extent,
                                      recv_bytes, root));
     }
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, NULL, NULL, root, PD_CALL_ANY_BYTES }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_SCATTER, recv_bytes);
-    int rc = pd_coll_scatterv(comm, pd_comm_reserve_tags(comm),
-                         is_root ? sendbuf : NULL, send,
-                         in_place ? NULL : recvbuf, recv_bytes, root,
-                         &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    struct pd_coll c = { .kind = PD_COLL_SCATTERV, .comm = comm,
+                         .sendbuf = is_root ? sendbuf : NULL,
+                         .recvbuf = in_place ? NULL : recvbuf,
+                         .count = recv_bytes, .send = *send, .root = root };
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        NULL, PD_CALL_ANY_BYTES, recv_bytes }, NULL);
 }
 
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -11,25 +11,12 @@
 #pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
 #pragma weak MPI_Ibarrier = PMPI_Ibarrier
 
-static int pd_start(const char *call, MPI_Comm comm, struct pd_icoll *op,
-                    MPI_Request *request)
+/* Queue c; ranks may pass different bytes (checked where they run). */
+static int pd_start(const char *call, struct pd_coll *c, MPI_Request *request)
 {
-    bool rooted = op->kind == PD_ICOLL_REDUCE || op->kind == PD_ICOLL_BCAST;
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){
-        call, op->type, op->op, rooted ? op->root : -1, PD_CALL_ANY_BYTES }));
-    struct ompi_request_t *req = pd_request_new(comm, call);
-    if (req == NULL)
-        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-    req->state->op = *op;
-    req->state->op.tag = pd_comm_reserve_tags(comm);
-    struct pd_fail fail;
-    if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
-        MPI_Request tmp = req;
-        pd_request_release(&tmp);
-        return pd_raise_fail(comm, call, &fail);
-    }
-    *request = req;
-    return MPI_SUCCESS;
+    return pd_api_coll(call, c, &(struct pd_agree){ c->type,
+                                                    PD_CALL_ANY_BYTES, 0 },
+                       request);
 }
 
 static int pd_check_request_out(MPI_Comm comm, const char *call,
@@ -50,11 +37,11 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_request_out(comm, call, request));
     PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
                                      datatype, op));
-    struct pd_icoll c = { .kind = PD_ICOLL_ALLREDUCE,
+    struct pd_coll c = { .kind = PD_COLL_ALLREDUCE, .comm = comm,
                           .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                           .recvbuf = recvbuf, .count = (size_t)count,
                           .type = datatype, .op = op, .root = -1 };
-    return pd_start(call, comm, &c, request);
+    return pd_start(call, &c, request);
 }
 
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
@@ -67,12 +54,12 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_request_out(comm, call, request));
     PD_CHECK(pd_check_reduce_args(comm, call, sendbuf, recvbuf, count,
                                   datatype, op, root));
-    struct pd_icoll c = { .kind = PD_ICOLL_REDUCE,
+    struct pd_coll c = { .kind = PD_COLL_REDUCE, .comm = comm,
                           .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                           .recvbuf = comm->rank == root ? recvbuf : NULL,
                           .count = (size_t)count, .type = datatype, .op = op,
                           .root = root };
-    return pd_start(call, comm, &c, request);
+    return pd_start(call, &c, request);
 }
 
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
@@ -84,10 +71,11 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_request_out(comm, call, request));
     PD_CHECK(pd_check_side(comm, call, buffer, count, datatype, PD_SIDE_ONE));
     PD_CHECK(pd_check_root(comm, call, root));
-    struct pd_icoll c = { .kind = PD_ICOLL_BCAST, .recvbuf = buffer,
-                          .bytes = (size_t)count * pd_type_extent(datatype),
-                          .root = root };
-    return pd_start(call, comm, &c, request);
+    struct pd_coll c = { .kind = PD_COLL_BCAST, .comm = comm,
+                         .recvbuf = buffer,
+                         .count = (size_t)count * pd_type_extent(datatype),
+                         .root = root };
+    return pd_start(call, &c, request);
 }
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -102,10 +90,10 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
-    struct pd_icoll c = { .kind = PD_ICOLL_ALLGATHER,
-                          .sendbuf = in_place ? NULL : sendbuf,
-                          .recvbuf = recvbuf, .bytes = bytes, .root = -1 };
-    return pd_start(call, comm, &c, request);
+    struct pd_coll c = { .kind = PD_COLL_ALLGATHER, .comm = comm,
+                         .sendbuf = in_place ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .count = bytes, .root = -1 };
+    return pd_start(call, &c, request);
 }
 
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -120,10 +108,11 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
-    struct pd_icoll c = { .kind = PD_ICOLL_ALLTOALL,
-                          .sendbuf = in_place ? NULL : sendbuf,
-                          .recvbuf = recvbuf, .bytes = bytes, .root = -1 };
-    return pd_start(call, comm, &c, request);
+    struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
+                         .sendbuf = in_place ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .send = { NULL, NULL, bytes },
+                         .recv = { NULL, NULL, bytes }, .root = -1 };
+    return pd_start(call, &c, request);
 }
 
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
@@ -143,11 +132,8 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
         PD_CHECK(pd_check_buffer(comm, call, sendbuf, total, "sendbuf"));
     PD_CHECK(pd_check_buffer(comm, call, recvbuf,
                              in_place ? total : recvcount, "recvbuf"));
-    struct pd_icoll c = { .kind = PD_ICOLL_REDUCE_SCATTER_BLOCK,
-                          .sendbuf = in_place ? NULL : sendbuf,
-                          .recvbuf = recvbuf, .count = (size_t)recvcount,
-                          .type = datatype, .op = op, .root = -1 };
-    return pd_start(call, comm, &c, request);
+    return pd_reduce_scatter(call, sendbuf, recvbuf, NULL, (size_t)recvcount,
+                             (size_t)total, datatype, op, comm, request);
 }
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
@@ -156,6 +142,6 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
-    struct pd_icoll c = { .kind = PD_ICOLL_BARRIER, .root = -1 };
-    return pd_start(call, comm, &c, request);
+    struct pd_coll c = { .kind = PD_COLL_BARRIER, .comm = comm, .root = -1 };
+    return pd_start(call, &c, request);
 }

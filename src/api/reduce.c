@@ -10,18 +10,12 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_reduce_args(comm, call, sendbuf, recvbuf, count,
                                   datatype, op, root));
-
-    bool is_root = comm->rank == root;
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, root, (size_t)count * pd_type_size(datatype) }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_REDUCE, (size_t)count * pd_type_size(datatype));
-    int rc = pd_coll_reduce(comm, pd_comm_reserve_tags(comm),
-                       sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                       is_root ? recvbuf : NULL, (size_t)count, datatype, op,
-                       root, &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    size_t bytes = (size_t)count * pd_type_size(datatype);
+    struct pd_coll c = { .kind = PD_COLL_REDUCE, .comm = comm,
+                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
+                         .recvbuf = comm->rank == root ? recvbuf : NULL,
+                         .count = (size_t)count, .type = datatype, .op = op,
+                         .root = root };
+    return pd_api_coll(call, &c, &(struct pd_agree){ datatype, bytes, bytes },
+                       NULL);
 }

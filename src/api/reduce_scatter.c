@@ -1,7 +1,5 @@
 /* Reduce_scatter, Reduce_scatter_block, Scan and Exscan. */
-#include <stdlib.h>
-
-#include "api/api.h"
+#include "api/coll_args.h"
 
 #pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
 #pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
@@ -25,6 +23,21 @@ static int pd_check_reduction_call(MPI_Comm comm, const char *call,
                            "recvbuf");
 }
 
+/* counts NULL: every rank keeps block elements; total is their sum. */
+int pd_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
+                      const int *counts, size_t block, size_t total,
+                      MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    size_t bytes = total * pd_type_size(type);
+    struct pd_coll c = { .kind = PD_COLL_REDUCE_SCATTER, .comm = comm,
+                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .count = block, .counts = counts,
+                         .type = type, .op = op, .root = -1 };
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        type, request ? PD_CALL_ANY_BYTES : bytes, bytes }, request);
+}
+
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                         const int recvcounts[], MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm)
@@ -41,18 +54,8 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
                         "the recvcounts add up to %ld, more than an int", total);
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf, (int)total,
                                      recvcounts[comm->rank], datatype, op));
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1, (size_t)total * pd_type_size(datatype) }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_REDUCE_SCATTER,
-                   (size_t)total * pd_type_size(datatype));
-    int rc = pd_coll_reduce_scatter(comm, pd_comm_reserve_tags(comm),
-                                    sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                                    recvbuf, recvcounts, datatype, op, &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    return pd_reduce_scatter(call, sendbuf, recvbuf, recvcounts, 0,
+                             (size_t)total, datatype, op, comm, NULL);
 }
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
@@ -70,27 +73,9 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf,
                                      recvcount * comm->size, recvcount,
                                      datatype, op));
-    int *counts = malloc((size_t)comm->size * sizeof(int));
-    if (counts == NULL)
-        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-    for (int i = 0; i < comm->size; i++)
-        counts[i] = recvcount;
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1,
-                                    (size_t)recvcount * (size_t)comm->size *
-                                        pd_type_size(datatype) }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_REDUCE_SCATTER,
-                   (size_t)recvcount * (size_t)comm->size *
-                       pd_type_size(datatype));
-    int rc = pd_coll_reduce_scatter(comm, pd_comm_reserve_tags(comm),
-                                    sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                                    recvbuf, counts, datatype, op, &fail);
-    pd_stats_end(&stat);
-    free(counts);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    return pd_reduce_scatter(call, sendbuf, recvbuf, NULL, (size_t)recvcount,
+                             (size_t)recvcount * (size_t)comm->size, datatype,
+                             op, comm, NULL);
 }
 
 static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
@@ -102,18 +87,14 @@ static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf, count,
                                      count, datatype, op));
-    PD_CHECK(pd_enter_call(comm, &(struct pd_call){ call, datatype, op, -1, (size_t)count * pd_type_size(datatype) }));
-    struct pd_fail fail;
-    struct pd_stat_scope stat;
-    pd_stats_begin(&stat, PD_STAT_SCAN, (size_t)count * pd_type_size(datatype));
-    int rc = pd_coll_scan(comm, pd_comm_reserve_tags(comm),
-                     sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                     (size_t)count, datatype, op, exclusive,
-                     &fail);
-    pd_stats_end(&stat);
-    if (rc != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    size_t bytes = (size_t)count * pd_type_size(datatype);
+    struct pd_coll c = { .kind = exclusive ? PD_COLL_EXSCAN : PD_COLL_SCAN,
+                         .comm = comm,
+                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
+                         .recvbuf = recvbuf, .count = (size_t)count,
+                         .type = datatype, .op = op, .root = -1 };
+    return pd_api_coll(call, &c, &(struct pd_agree){ datatype, bytes, bytes },
+                       NULL);
 }
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,

@@ -1,9 +1,10 @@
 /*
- * The collectives as core runs them: a call is given its tag by the caller
- * (pd_comm_reserve_tags, in call order), then served by the backend's own
- * algorithm where one fits, or composed here from simpler backend steps.
- * sendbuf NULL means in place. Displacements and counts are in elements
- * of the extent given alongside.
+ * One collective call, described once: the API fills a struct pd_coll,
+ * pd_coll_run decides the memory route (device / staged / host) and, on
+ * the host, the algorithm (coll_host.c's table). Nonblocking calls are the
+ * same descriptor run later by the progress thread. sendbuf NULL means in
+ * place. The tag is given by the caller (pd_comm_reserve_tags, in call
+ * order); a call may use PD_TAGS_PER_CALL tags from it.
  */
 #ifndef PD_CORE_COLL_H
 #define PD_CORE_COLL_H
@@ -12,10 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/coll_kind.h"
 #include "core/comm.h"
 
 /* Where rank i's block lies in a buffer: counts[i] elements of extent
- * bytes at displs[i] elements (displs NULL: packed in rank order). */
+ * bytes at displs[i] elements (displs NULL: packed in rank order; counts
+ * NULL: one element each). */
 struct pd_layout {
     const int *counts;
     const int *displs;
@@ -25,6 +28,37 @@ struct pd_layout {
 /* Byte offset and length of rank i's block in layout l. */
 void pd_layout_block(const struct pd_layout *l, int i, size_t *offset,
                      size_t *bytes);
+/* Bytes from the start of a buffer to the end of its last block. */
+size_t pd_layout_span(const struct pd_layout *l, int size);
+
+struct pd_coll {
+    enum pd_coll_kind kind;
+    struct ompi_communicator_t *comm;
+    uint32_t tag;
+    const void *sendbuf;        /* NULL: in place */
+    void *recvbuf;              /* bcast: the buffer; NULL where unused */
+    /* Reductions: elements of type (reduce_scatter: per rank when counts
+     * is NULL). Bcast, allgather: bytes (per rank). Gatherv: bytes this
+     * rank sends; scatterv: bytes it receives. */
+    size_t count;
+    const int *counts;          /* reduce_scatter: elements kept per rank */
+    struct pd_layout send;      /* scatterv, alltoallv */
+    struct pd_layout recv;      /* allgatherv, gatherv, alltoallv */
+    MPI_Datatype type;          /* reductions; NULL otherwise */
+    MPI_Op op;                  /* reductions; NULL otherwise */
+    int root;                   /* -1: not rooted */
+};
+
+/* Run c on the calling thread; MPI error class, the reason in fail. */
+int pd_coll_run(const struct pd_coll *c, struct pd_fail *fail);
+
+/* The host path alone: c's buffers are host memory (staging). */
+int pd_coll_host(const struct pd_coll *c, struct pd_fail *fail);
+
+/* Elements rank r keeps of a reduce_scatter, and the elements before. */
+size_t pd_coll_block_count(const struct pd_coll *c, int r);
+void pd_coll_block_span(const struct pd_coll *c, int r, size_t *from,
+                        size_t *total);
 
 /* A backend's failure status (PD_BACKEND_ERR_*) and message as an MPI
  * error class in fail, naming the step and the communicator. */
@@ -32,45 +66,8 @@ int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
                            const char *what, const char *detail,
                            struct pd_fail *fail);
 
-int pd_coll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
-                      const void *sendbuf, void *recvbuf, size_t count,
-                      MPI_Datatype type, MPI_Op op, struct pd_fail *fail);
-int pd_coll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
-                   const void *sendbuf, void *recvbuf, size_t count,
-                   MPI_Datatype type, MPI_Op op, int root,
-                   struct pd_fail *fail);
-int pd_coll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
-                  void *buffer, size_t bytes, int root, struct pd_fail *fail);
-int pd_coll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
-                      const void *sendbuf, void *recvbuf, size_t bytes,
-                      struct pd_fail *fail);
-int pd_coll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
-                       const void *sendbuf, void *recvbuf,
-                       const struct pd_layout *recv, struct pd_fail *fail);
-int pd_coll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
-                    const void *sendbuf, size_t send_bytes, void *recvbuf,
-                    const struct pd_layout *recv, int root,
-                    struct pd_fail *fail);
-int pd_coll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
-                     const void *sendbuf, const struct pd_layout *send,
-                     void *recvbuf, size_t recv_bytes, int root,
-                     struct pd_fail *fail);
-int pd_coll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
-                      const void *sendbuf, const struct pd_layout *send,
-                      void *recvbuf, const struct pd_layout *recv,
-                      struct pd_fail *fail);
-/* Reduce count_total elements, then keep rank r's block of counts[r]
- * elements starting at the sum of the earlier counts. */
-int pd_coll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
-                           const void *sendbuf, void *recvbuf,
-                           const int *counts, MPI_Datatype type, MPI_Op op,
-                           struct pd_fail *fail);
-int pd_coll_scan(struct ompi_communicator_t *comm, uint32_t tag,
-                 const void *sendbuf, void *recvbuf, size_t count,
-                 MPI_Datatype type, MPI_Op op, bool exclusive,
-                 struct pd_fail *fail);
-int pd_coll_barrier(struct ompi_communicator_t *comm, uint32_t tag,
-                    struct pd_fail *fail);
+/* malloc that names the size in fail when it fails. */
+void *pd_coll_alloc(size_t bytes, struct pd_fail *fail);
 
 /*
  * How the composed collectives move data: an exchange of messages and a
@@ -88,25 +85,9 @@ struct pd_path {
 
 extern const struct pd_path pd_host_path;
 
-/* The v-collectives over a given path (the plain forms pick the path). */
-int pd_coll_allgatherv_via(const struct pd_path *path,
-                           struct ompi_communicator_t *comm, uint32_t tag,
-                           const void *sendbuf, void *recvbuf,
-                           const struct pd_layout *recv, struct pd_fail *fail);
-int pd_coll_gatherv_via(const struct pd_path *path,
-                        struct ompi_communicator_t *comm, uint32_t tag,
-                        const void *sendbuf, size_t send_bytes, void *recvbuf,
-                        const struct pd_layout *recv, int root,
-                        struct pd_fail *fail);
-int pd_coll_scatterv_via(const struct pd_path *path,
-                         struct ompi_communicator_t *comm, uint32_t tag,
-                         const void *sendbuf, const struct pd_layout *send,
-                         void *recvbuf, size_t recv_bytes, int root,
-                         struct pd_fail *fail);
-int pd_coll_alltoallv_via(const struct pd_path *path,
-                          struct ompi_communicator_t *comm, uint32_t tag,
-                          const void *sendbuf, const struct pd_layout *send,
-                          void *recvbuf, const struct pd_layout *recv,
-                          struct pd_fail *fail);
+/* Allgatherv, gatherv, scatterv or alltoallv of c as point-to-point
+ * messages over path (coll_compose.c). */
+int pd_coll_compose(const struct pd_path *path, const struct pd_coll *c,
+                    struct pd_fail *fail);
 
 #endif

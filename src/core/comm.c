@@ -185,8 +185,7 @@ static int pd_check_distinct_devices(struct ompi_communicator_t *comm,
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
-    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm), mine, all,
-                               sizeof(mine), fail);
+    int rc = pd_progress_allgather(comm, mine, all, sizeof(mine), fail);
     for (int i = 0; rc == MPI_SUCCESS && i < comm->size; i++) {
         for (int j = i + 1; j < comm->size; j++) {
             if (all[2 * i] == all[2 * j] && all[2 * i + 1] == all[2 * j + 1]) {
@@ -409,8 +408,7 @@ int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
-    int rc = pd_coll_allgather(comm, pd_comm_reserve_tags(comm), &mine, all,
-                               sizeof(mine), fail);
+    int rc = pd_progress_allgather(comm, &mine, all, sizeof(mine), fail);
     if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
         free(all);
         if (rc == MPI_SUCCESS)

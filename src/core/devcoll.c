@@ -1,10 +1,12 @@
 /*
  * Collectives on device memory (see devcoll.h). route/ decides the way
- * per call; this file carries it out: the device CCL for whole calls it
- * can take, the shared composition over device send/receive for the
- * v-collectives, or staging -- device buffers copied to host memory, the
- * host path run, results copied back -- for everything else.
+ * per call from the buffers that pd_stage_plan lists; this file carries
+ * it out: the device CCL for whole calls it can take, the shared
+ * composition over device send/receive for the v-collectives, or staging
+ * -- device buffers copied to host memory, the host path run, results
+ * copied back -- for everything else.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,12 +78,6 @@ static int pd_stage_out(struct pd_stage *s, size_t n, int rc,
     return rc;
 }
 
-static int pd_refuse(const char *why, struct pd_fail *fail)
-{
-    pd_fail_set(fail, MPI_ERR_OTHER, "%s (PDMPI_DEVICE_FALLBACK=error)", why);
-    return fail->errclass;
-}
-
 static int pd_device_failed(struct ompi_communicator_t *comm,
                             const char *what, const char *err,
                             struct pd_fail *fail)
@@ -92,236 +88,112 @@ static int pd_device_failed(struct ompi_communicator_t *comm,
     return fail->errclass;
 }
 
-/* Which way one call goes; plain = predefined datatype and op. */
-static enum pd_route_way pd_way(const void *const *bufs, size_t n,
-                                bool reduction, MPI_Datatype type, MPI_Op op,
-                                char *why, size_t whylen)
+/* The buffers of c as staging sees them (and routing reads): at most two,
+ * a rank's unused buffer left out. Returns how many. */
+static size_t pd_stage_plan(const struct pd_coll *c, struct pd_stage s[2])
 {
-    bool plain = type == NULL || pd_type_is_predefined(type);
-    if (op != NULL && !pd_op_is_predefined(op))
-        plain = false;
-    return pd_route_buffers(bufs, n, reduction,
-                            type ? pd_type_elem_kind(type) : PD_EK_U8,
-                            op ? (enum pd_op_id)op->id : PD_OP_NULL, plain,
-                            why, whylen);
-}
-
-static struct pd_dccl_comm *pd_device_comm(struct ompi_communicator_t *comm,
-                                           struct pd_fail *fail)
-{
-    struct pd_dccl_comm *dc = NULL;
-    return pd_comm_device(comm, &dc, fail) == MPI_SUCCESS ? dc : NULL;
-}
-
-/* One whole call the device library takes. */
-enum pd_devcall_kind {
-    PD_DEV_ALLREDUCE, PD_DEV_REDUCE, PD_DEV_BCAST, PD_DEV_ALLGATHER,
-    PD_DEV_REDUCE_SCATTER,
-};
-
-struct pd_devcall {
-    enum pd_devcall_kind kind;
-    const char *what;               /* for messages */
-    const void *sendbuf;
-    void *recvbuf;
-    size_t count;                   /* elements of type; bytes if no type */
-    MPI_Datatype type;              /* NULL: bytes */
-    MPI_Op op;                      /* NULL: not a reduction */
-    int root;
-};
-
-static int pd_device_run(struct ompi_communicator_t *comm,
-                         const struct pd_devcall *c, struct pd_fail *fail)
-{
-    pd_stats_way(PD_WAY_DEVICE);
-    struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
-    if (dc == NULL)
-        return fail->errclass;
-    enum pd_elem_kind kind = c->type ? pd_type_elem_kind(c->type) : PD_EK_U8;
-    enum pd_op_id op = c->op ? (enum pd_op_id)c->op->id : PD_OP_NULL;
-    char err[512];
-    int status = PD_BACKEND_ERR_INTERNAL;
+    struct ompi_communicator_t *comm = c->comm;
+    bool is_root = comm->rank == c->root, in_place = c->sendbuf == NULL;
+    size_t bytes = c->type != NULL ? c->count * pd_type_extent(c->type)
+                                   : c->count;
+    size_t send = bytes, recv = bytes;
+    const void *sendbuf = c->sendbuf, *recvbuf = c->recvbuf;
+    bool recv_in = in_place;
     switch (c->kind) {
-    case PD_DEV_ALLREDUCE:
-        status = pd_dccl_allreduce(dc, c->sendbuf, c->recvbuf, c->count, kind,
-                                   op, err, sizeof(err));
+    case PD_COLL_BARRIER:
+        return 0;
+    case PD_COLL_BCAST:
+        s[0] = (struct pd_stage){ c->recvbuf, NULL, bytes, is_root, !is_root,
+                                  false };
+        return 1;
+    case PD_COLL_REDUCE:
+        recvbuf = is_root ? c->recvbuf : NULL;  /* means nothing elsewhere */
         break;
-    case PD_DEV_REDUCE:
-        status = pd_dccl_reduce(dc, c->sendbuf, c->recvbuf, c->count, kind,
-                                op, c->root, err, sizeof(err));
+    case PD_COLL_ALLGATHER:
+        recv = bytes * (size_t)comm->size;
         break;
-    case PD_DEV_BCAST:
-        status = pd_dccl_bcast(dc, c->recvbuf, c->count, c->root, err,
-                               sizeof(err));
-        break;
-    case PD_DEV_ALLGATHER:
-        status = pd_dccl_allgather(dc, c->sendbuf, c->recvbuf, c->count, err,
-                                   sizeof(err));
-        break;
-    case PD_DEV_REDUCE_SCATTER:
-        status = pd_dccl_reduce_scatter(dc, c->sendbuf, c->recvbuf, c->count,
-                                        kind, op, err, sizeof(err));
+    case PD_COLL_ALLGATHERV: {
+        size_t off;
+        pd_layout_block(&c->recv, comm->rank, &off, &send);
+        recv = pd_layout_span(&c->recv, comm->size);
         break;
     }
-    return status == PD_BACKEND_OK ? MPI_SUCCESS
-                                   : pd_device_failed(comm, c->what, err, fail);
+    case PD_COLL_GATHERV:
+        recvbuf = is_root ? c->recvbuf : NULL;
+        recv = is_root ? pd_layout_span(&c->recv, comm->size) : 0;
+        break;
+    case PD_COLL_SCATTERV:
+        sendbuf = is_root ? c->sendbuf : NULL;
+        send = is_root ? pd_layout_span(&c->send, comm->size) : 0;
+        recv_in = false;
+        break;
+    case PD_COLL_ALLTOALLV:
+        send = in_place ? 0 : pd_layout_span(&c->send, comm->size);
+        recv = pd_layout_span(&c->recv, comm->size);
+        break;
+    case PD_COLL_REDUCE_SCATTER: {
+        size_t from, total, extent = pd_type_extent(c->type);
+        pd_coll_block_span(c, comm->rank, &from, &total);
+        send = total * extent;
+        recv = in_place ? send : pd_coll_block_count(c, comm->rank) * extent;
+        break;
+    }
+    case PD_COLL_SCAN:
+    case PD_COLL_EXSCAN:
+        recv_in = true;         /* exscan's rank 0 keeps its recvbuf */
+        break;
+    default:
+        break;
+    }
+    s[0] = (struct pd_stage){ sendbuf, NULL, send, true, false, false };
+    s[1] = (struct pd_stage){ recvbuf, NULL, recv, recv_in, true, false };
+    return 2;
 }
 
-bool pd_devcoll_allreduce(struct ompi_communicator_t *comm, uint32_t tag,
-                          const void *sendbuf, void *recvbuf, size_t count,
-                          MPI_Datatype type, MPI_Op op, struct pd_fail *fail,
-                          int *rc)
+enum pd_route_way pd_devcoll_way(const struct pd_coll *c, char *why,
+                                 size_t whylen)
 {
-    if (!pd_route_memory_aware())
-        return false;
-    const void *bufs[] = { sendbuf, recvbuf };
-    char why[256];
-    size_t bytes = count * pd_type_extent(type);
-    switch (pd_way(bufs, 2, true, type, op, why, sizeof(why))) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE: {
-        struct pd_devcall c = { PD_DEV_ALLREDUCE, "allreduce", sendbuf,
-                                recvbuf, count, type, op, -1 };
-        *rc = pd_device_run(comm, &c, fail);
-        return true;
+    struct pd_stage s[2];
+    size_t n = pd_stage_plan(c, s);
+    if (n == 0)
+        return PD_ROUTE_HOST;
+    const void *bufs[2] = { s[0].user, n > 1 ? s[1].user : NULL };
+    /* plain: a predefined datatype and op (else always the host path). */
+    bool plain = c->type == NULL || pd_type_is_predefined(c->type);
+    if (c->op != NULL && !pd_op_is_predefined(c->op))
+        plain = false;
+    enum pd_route_way way = pd_route_buffers(
+        bufs, n, c->op != NULL,
+        c->type ? pd_type_elem_kind(c->type) : PD_EK_U8,
+        c->op ? (enum pd_op_id)c->op->id : PD_OP_NULL, plain, why, whylen);
+    if (way != PD_ROUTE_DEVICE)
+        return way;
+    switch (c->kind) {
+    case PD_COLL_ALLTOALLV:     /* in place needs a scratch copy: host */
+        return c->sendbuf == NULL ? PD_ROUTE_STAGE : way;
+    case PD_COLL_REDUCE_SCATTER: /* equal blocks of a separate input only */
+        if (c->sendbuf == NULL)
+            return PD_ROUTE_STAGE;
+        for (int i = 1; i < c->comm->size; i++)
+            if (pd_coll_block_count(c, i) != pd_coll_block_count(c, 0))
+                return PD_ROUTE_STAGE;
+        return way;
+    case PD_COLL_SCAN:          /* no CCL has a scan */
+    case PD_COLL_EXSCAN:
+        return PD_ROUTE_STAGE;
+    default:
+        return way;
     }
-    case PD_ROUTE_STAGE:
-        break;
-    }
-    struct pd_stage s[] = {
-        { sendbuf, NULL, bytes, true, false, false },
-        { recvbuf, NULL, bytes, sendbuf == NULL, true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_allreduce(comm, tag, s[0].host, s[1].host, count, type,
-                                op, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
 }
-
-bool pd_devcoll_reduce(struct ompi_communicator_t *comm, uint32_t tag,
-                       const void *sendbuf, void *recvbuf, size_t count,
-                       MPI_Datatype type, MPI_Op op, int root,
-                       struct pd_fail *fail, int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    bool is_root = comm->rank == root;
-    /* recvbuf means nothing on the other ranks. */
-    const void *bufs[] = { sendbuf, is_root ? recvbuf : NULL };
-    char why[256];
-    size_t bytes = count * pd_type_extent(type);
-    switch (pd_way(bufs, 2, true, type, op, why, sizeof(why))) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE: {
-        struct pd_devcall c = { PD_DEV_REDUCE, "reduce", sendbuf,
-                                is_root ? recvbuf : NULL, count, type, op,
-                                root };
-        *rc = pd_device_run(comm, &c, fail);
-        return true;
-    }
-    case PD_ROUTE_STAGE:
-        break;
-    }
-    struct pd_stage s[] = {
-        { sendbuf, NULL, bytes, true, false, false },
-        { bufs[1], NULL, bytes, sendbuf == NULL, true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_reduce(comm, tag, s[0].host,
-                             is_root ? s[1].host : recvbuf, count, type, op,
-                             root, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
-}
-
-bool pd_devcoll_bcast(struct ompi_communicator_t *comm, uint32_t tag,
-                      void *buffer, size_t bytes, int root,
-                      struct pd_fail *fail, int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    const void *bufs[] = { buffer };
-    char why[256];
-    switch (pd_way(bufs, 1, false, NULL, NULL, why, sizeof(why))) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE: {
-        struct pd_devcall c = { PD_DEV_BCAST, "broadcast", NULL, buffer,
-                                bytes, NULL, NULL, root };
-        *rc = pd_device_run(comm, &c, fail);
-        return true;
-    }
-    case PD_ROUTE_STAGE:
-        break;
-    }
-    bool is_root = comm->rank == root;
-    struct pd_stage s[] = { { buffer, NULL, bytes, is_root, !is_root, false } };
-    *rc = pd_stage_in(s, 1, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_bcast(comm, tag, s[0].host, bytes, root, fail);
-    *rc = pd_stage_out(s, 1, *rc, fail);
-    return true;
-}
-
-bool pd_devcoll_allgather(struct ompi_communicator_t *comm, uint32_t tag,
-                          const void *sendbuf, void *recvbuf, size_t bytes,
-                          struct pd_fail *fail, int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    const void *bufs[] = { sendbuf, recvbuf };
-    char why[256];
-    size_t total = bytes * (size_t)comm->size;
-    switch (pd_way(bufs, 2, false, NULL, NULL, why, sizeof(why))) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE: {
-        struct pd_devcall c = { PD_DEV_ALLGATHER, "allgather", sendbuf,
-                                recvbuf, bytes, NULL, NULL, -1 };
-        *rc = pd_device_run(comm, &c, fail);
-        return true;
-    }
-    case PD_ROUTE_STAGE:
-        break;
-    }
-    struct pd_stage s[] = {
-        { sendbuf, NULL, bytes, true, false, false },
-        { recvbuf, NULL, total, sendbuf == NULL, true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_allgather(comm, tag, s[0].host, s[1].host, bytes, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
-}
-
-/* ------------------------------------------------ the v-collectives */
 
 static int pd_device_exchange(struct ompi_communicator_t *comm, uint32_t tag,
                               const struct pd_p2p_op *msgs, size_t n,
                               struct pd_fail *fail)
 {
     (void)tag;   /* the library orders messages per communicator itself */
-    struct pd_dccl_comm *dc = pd_device_comm(comm, fail);
+    struct pd_dccl_comm *dc = NULL;
     char err[512];
-    if (dc == NULL)
+    if (pd_comm_device(comm, &dc, fail) != MPI_SUCCESS)
         return fail->errclass;
     if (pd_dccl_exchange(dc, msgs, n, err, sizeof(err)) != PD_BACKEND_OK)
         return pd_device_failed(comm, "send/receive group", err, fail);
@@ -342,258 +214,72 @@ static int pd_device_copy(void *dst, const void *src, size_t bytes,
 static const struct pd_path pd_device_path = { pd_device_exchange,
                                                pd_device_copy };
 
-/* Bytes from the start of a buffer to the end of its last block. */
-static size_t pd_layout_span(const struct pd_layout *l, int size)
+int pd_devcoll_run(const struct pd_coll *c, struct pd_fail *fail)
 {
-    size_t end = 0;
-    for (int i = 0; i < size; i++) {
-        size_t off, bytes;
-        pd_layout_block(l, i, &off, &bytes);
-        if (bytes > 0 && off + bytes > end)
-            end = off + bytes;
-    }
-    return end;
-}
-
-bool pd_devcoll_allgatherv(struct ompi_communicator_t *comm, uint32_t tag,
-                           const void *sendbuf, void *recvbuf,
-                           const struct pd_layout *recv, struct pd_fail *fail,
-                           int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    const void *bufs[] = { sendbuf, recvbuf };
-    char why[256];
-    size_t off, mine;
-    pd_layout_block(recv, comm->rank, &off, &mine);
-    switch (pd_way(bufs, 2, false, NULL, NULL, why, sizeof(why))) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE:
-        pd_stats_way(PD_WAY_DEVICE);
-        *rc = pd_coll_allgatherv_via(&pd_device_path, comm, tag, sendbuf,
-                                     recvbuf, recv, fail);
-        return true;
-    case PD_ROUTE_STAGE:
+    pd_stats_way(PD_WAY_DEVICE);
+    switch (c->kind) {
+    case PD_COLL_ALLGATHERV:
+    case PD_COLL_GATHERV:
+    case PD_COLL_SCATTERV:
+    case PD_COLL_ALLTOALLV:
+        return pd_coll_compose(&pd_device_path, c, fail);
+    default:
         break;
     }
-    struct pd_stage s[] = {
-        { sendbuf, NULL, mine, true, false, false },
-        { recvbuf, NULL, pd_layout_span(recv, comm->size), sendbuf == NULL,
-          true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_allgatherv_via(&pd_host_path, comm, tag, s[0].host,
-                                     s[1].host, recv, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
-}
-
-bool pd_devcoll_gatherv(struct ompi_communicator_t *comm, uint32_t tag,
-                        const void *sendbuf, size_t send_bytes, void *recvbuf,
-                        const struct pd_layout *recv, int root,
-                        struct pd_fail *fail, int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    bool is_root = comm->rank == root;
-    const void *bufs[] = { sendbuf, is_root ? recvbuf : NULL };
-    char why[256];
-    switch (pd_way(bufs, 2, false, NULL, NULL, why, sizeof(why))) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE:
-        pd_stats_way(PD_WAY_DEVICE);
-        *rc = pd_coll_gatherv_via(&pd_device_path, comm, tag, sendbuf,
-                                  send_bytes, recvbuf, recv, root, fail);
-        return true;
-    case PD_ROUTE_STAGE:
+    struct pd_dccl_comm *dc = NULL;
+    if (pd_comm_device(c->comm, &dc, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    enum pd_elem_kind kind = c->type ? pd_type_elem_kind(c->type) : PD_EK_U8;
+    enum pd_op_id op = c->op ? (enum pd_op_id)c->op->id : PD_OP_NULL;
+    bool is_root = c->comm->rank == c->root;
+    char err[512];
+    int status = PD_BACKEND_ERR_INTERNAL;
+    switch (c->kind) {
+    case PD_COLL_ALLREDUCE:
+        status = pd_dccl_allreduce(dc, c->sendbuf, c->recvbuf, c->count, kind,
+                                   op, err, sizeof(err));
+        break;
+    case PD_COLL_REDUCE:
+        status = pd_dccl_reduce(dc, c->sendbuf, is_root ? c->recvbuf : NULL,
+                                c->count, kind, op, c->root, err, sizeof(err));
+        break;
+    case PD_COLL_BCAST:
+        status = pd_dccl_bcast(dc, c->recvbuf, c->count, c->root, err,
+                               sizeof(err));
+        break;
+    case PD_COLL_ALLGATHER:
+        status = pd_dccl_allgather(dc, c->sendbuf, c->recvbuf, c->count, err,
+                                   sizeof(err));
+        break;
+    case PD_COLL_REDUCE_SCATTER:
+        status = pd_dccl_reduce_scatter(dc, c->sendbuf, c->recvbuf,
+                                        pd_coll_block_count(c, 0), kind, op,
+                                        err, sizeof(err));
+        break;
+    default:
+        snprintf(err, sizeof(err), "no device %s", pd_coll_kind_name(c->kind));
         break;
     }
-    size_t span = is_root ? pd_layout_span(recv, comm->size) : 0;
-    struct pd_stage s[] = {
-        { sendbuf, NULL, send_bytes, true, false, false },
-        { bufs[1], NULL, span, false, true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_gatherv_via(&pd_host_path, comm, tag, s[0].host,
-                                  send_bytes, is_root ? s[1].host : recvbuf,
-                                  recv, root, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
+    return status == PD_BACKEND_OK
+               ? MPI_SUCCESS
+               : pd_device_failed(c->comm, pd_coll_kind_name(c->kind), err,
+                                  fail);
 }
 
-bool pd_devcoll_scatterv(struct ompi_communicator_t *comm, uint32_t tag,
-                         const void *sendbuf, const struct pd_layout *send,
-                         void *recvbuf, size_t recv_bytes, int root,
-                         struct pd_fail *fail, int *rc)
+int pd_devcoll_staged(const struct pd_coll *c, struct pd_fail *fail)
 {
-    if (!pd_route_memory_aware())
-        return false;
-    bool is_root = comm->rank == root;
-    const void *bufs[] = { is_root ? sendbuf : NULL, recvbuf };
-    char why[256];
-    switch (pd_way(bufs, 2, false, NULL, NULL, why, sizeof(why))) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE:
-        pd_stats_way(PD_WAY_DEVICE);
-        *rc = pd_coll_scatterv_via(&pd_device_path, comm, tag, sendbuf, send,
-                                   recvbuf, recv_bytes, root, fail);
-        return true;
-    case PD_ROUTE_STAGE:
-        break;
+    struct pd_stage s[2];
+    size_t n = pd_stage_plan(c, s);
+    int rc = pd_stage_in(s, n, fail);
+    if (rc == MPI_SUCCESS) {
+        struct pd_coll h = *c;
+        if (c->kind == PD_COLL_BCAST) {
+            h.recvbuf = s[0].host;
+        } else {
+            h.sendbuf = s[0].user != NULL ? s[0].host : c->sendbuf;
+            h.recvbuf = s[1].user != NULL ? s[1].host : c->recvbuf;
+        }
+        rc = pd_coll_host(&h, fail);
     }
-    size_t span = is_root ? pd_layout_span(send, comm->size) : 0;
-    struct pd_stage s[] = {
-        { bufs[0], NULL, span, true, false, false },
-        { recvbuf, NULL, recv_bytes, false, true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_scatterv_via(&pd_host_path, comm, tag,
-                                   is_root ? s[0].host : sendbuf, send,
-                                   s[1].host, recv_bytes, root, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
-}
-
-bool pd_devcoll_alltoallv(struct ompi_communicator_t *comm, uint32_t tag,
-                          const void *sendbuf, const struct pd_layout *send,
-                          void *recvbuf, const struct pd_layout *recv,
-                          struct pd_fail *fail, int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    const void *bufs[] = { sendbuf, recvbuf };
-    char why[256];
-    enum pd_route_way way = pd_way(bufs, 2, false, NULL, NULL, why,
-                                   sizeof(why));
-    /* In place needs a scratch copy of recvbuf: staged on the host. */
-    if (way == PD_ROUTE_DEVICE && sendbuf == NULL)
-        way = PD_ROUTE_STAGE;
-    switch (way) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE:
-        pd_stats_way(PD_WAY_DEVICE);
-        *rc = pd_coll_alltoallv_via(&pd_device_path, comm, tag, sendbuf, send,
-                                    recvbuf, recv, fail);
-        return true;
-    case PD_ROUTE_STAGE:
-        break;
-    }
-    size_t recv_span = pd_layout_span(recv, comm->size);
-    struct pd_stage s[] = {
-        { sendbuf, NULL, sendbuf ? pd_layout_span(send, comm->size) : 0, true,
-          false, false },
-        { recvbuf, NULL, recv_span, sendbuf == NULL, true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_alltoallv_via(&pd_host_path, comm, tag, s[0].host, send,
-                                    s[1].host, recv, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
-}
-
-/* ----------------------------------------------- reduce_scatter, scan */
-
-static bool pd_equal_counts(const int *counts, int size)
-{
-    for (int i = 1; i < size; i++)
-        if (counts[i] != counts[0])
-            return false;
-    return true;
-}
-
-bool pd_devcoll_reduce_scatter(struct ompi_communicator_t *comm, uint32_t tag,
-                               const void *sendbuf, void *recvbuf,
-                               const int *counts, MPI_Datatype type,
-                               MPI_Op op, struct pd_fail *fail, int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    size_t extent = pd_type_extent(type), total = 0;
-    for (int i = 0; i < comm->size; i++)
-        total += (size_t)counts[i];
-    const void *bufs[] = { sendbuf, recvbuf };
-    char why[256];
-    enum pd_route_way way = pd_way(bufs, 2, true, type, op, why, sizeof(why));
-    /* The library scatters equal blocks out of a separate input only. */
-    if (way == PD_ROUTE_DEVICE &&
-        (sendbuf == NULL || !pd_equal_counts(counts, comm->size)))
-        way = PD_ROUTE_STAGE;
-    switch (way) {
-    case PD_ROUTE_HOST:
-        return false;
-    case PD_ROUTE_REFUSE:
-        *rc = pd_refuse(why, fail);
-        return true;
-    case PD_ROUTE_DEVICE: {
-        struct pd_devcall c = { PD_DEV_REDUCE_SCATTER, "reduce_scatter",
-                                sendbuf, recvbuf, (size_t)counts[0], type,
-                                op, -1 };
-        *rc = pd_device_run(comm, &c, fail);
-        return true;
-    }
-    case PD_ROUTE_STAGE:
-        break;
-    }
-    size_t mine = (size_t)counts[comm->rank] * extent;
-    struct pd_stage s[] = {
-        { sendbuf, NULL, total * extent, true, false, false },
-        { recvbuf, NULL, sendbuf ? mine : total * extent, sendbuf == NULL,
-          true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_reduce_scatter(comm, tag, s[0].host, s[1].host, counts,
-                                     type, op, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
-}
-
-bool pd_devcoll_scan(struct ompi_communicator_t *comm, uint32_t tag,
-                     const void *sendbuf, void *recvbuf, size_t count,
-                     MPI_Datatype type, MPI_Op op, bool exclusive,
-                     struct pd_fail *fail, int *rc)
-{
-    if (!pd_route_memory_aware())
-        return false;
-    const void *bufs[] = { sendbuf, recvbuf };
-    char why[256];
-    /* No CCL has a scan: device buffers are always staged. */
-    enum pd_route_way way = pd_way(bufs, 2, true, type, op, why, sizeof(why));
-    if (way == PD_ROUTE_HOST)
-        return false;
-    if (way == PD_ROUTE_REFUSE) {
-        *rc = pd_refuse(why, fail);
-        return true;
-    }
-    size_t bytes = count * pd_type_extent(type);
-    struct pd_stage s[] = {
-        { sendbuf, NULL, bytes, true, false, false },
-        { recvbuf, NULL, bytes, true, true, false },
-    };
-    *rc = pd_stage_in(s, 2, fail);
-    if (*rc == MPI_SUCCESS)
-        *rc = pd_coll_scan(comm, tag, s[0].host, s[1].host, count, type, op,
-                           exclusive, fail);
-    *rc = pd_stage_out(s, 2, *rc, fail);
-    return true;
+    return pd_stage_out(s, n, rc, fail);
 }

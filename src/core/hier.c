@@ -15,7 +15,6 @@
 #include "core/algo.h"
 #include "core/hier.h"
 #include "core/log.h"
-#include "core/progress.h"
 #include "core/runtime.h"
 #include "core/stats.h"
 
@@ -207,10 +206,7 @@ int pd_hier_get(struct ompi_communicator_t *comm, struct pd_hier **out,
         }
     }
     *out = st->hier;
-    bool queued = st->progress != NULL;
     pthread_mutex_unlock(&st->lock);
-    if (rc == MPI_SUCCESS && *out != NULL && queued)
-        pd_progress_drain(comm);
     return rc;
 }
 
@@ -311,7 +307,7 @@ static bool pd_leads(const struct pd_hier *h)
 /* ---- collectives ---------------------------------------------------- */
 
 /* Name the call the host's steps serve, for the cross-check in shm. */
-static void pd_serve(struct pd_hier *h, enum pd_shm_call_kind kind,
+static void pd_serve(struct pd_hier *h, enum pd_coll_kind kind,
                      int root, size_t bytes)
 {
     if (h->shm != NULL) {
@@ -328,7 +324,7 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     const void *in = sendbuf != NULL ? sendbuf : recvbuf;
     size_t bytes = red->count * red->elem_size;
     pd_stats_way(PD_WAY_SHM);
-    pd_serve(h, PD_SHM_CALL_ALLREDUCE, -1, bytes);
+    pd_serve(h, PD_COLL_ALLREDUCE, -1, bytes);
     if (h->num_hosts == 1) {
         struct pd_backend_error e;
         e.msg[0] = '\0';
@@ -365,7 +361,7 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     int root_host = h->host_of[root];
     int root_local = h->local_of[root];
     pd_stats_way(PD_WAY_SHM);
-    pd_serve(h, PD_SHM_CALL_REDUCE, root, bytes);
+    pd_serve(h, PD_COLL_REDUCE, root, bytes);
     if (h->num_hosts == 1)
         return pd_local_reduce(comm, h, in, recvbuf, red, root_local,
                                "reduce", fail);
@@ -400,16 +396,12 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
 
 int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
                            struct pd_hier *h, const void *sendbuf,
-                           void *recvbuf, const int *counts,
+                           void *recvbuf, size_t from, size_t to,
                            const struct pd_hier_reduction *red,
                            struct pd_fail *fail)
 {
-    size_t from = 0;
-    for (int r = 0; r < comm->rank; r++)
-        from += (size_t)counts[r];
-    size_t to = from + (size_t)counts[comm->rank];
     pd_stats_way(PD_WAY_SHM);
-    pd_serve(h, PD_SHM_CALL_REDUCE_SCATTER, -1, red->count * red->elem_size);
+    pd_serve(h, PD_COLL_REDUCE_SCATTER, -1, red->count * red->elem_size);
     struct pd_backend_error e;
     e.msg[0] = '\0';
     int rc = pd_shm_reduce(h->shm, sendbuf != NULL ? sendbuf : recvbuf,
@@ -426,7 +418,7 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
 {
     int root_host = h->host_of[root];
     pd_stats_way(PD_WAY_SHM);
-    pd_serve(h, PD_SHM_CALL_BCAST, root, bytes);
+    pd_serve(h, PD_COLL_BCAST, root, bytes);
     int rc = MPI_SUCCESS;
     if (h->host == root_host)
         rc = pd_local_bcast(comm, h, buffer, bytes, h->local_of[root], true,
@@ -561,7 +553,7 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
     pd_blocks(recv, NULL, comm->size, offs, bytes);
     for (int r = 0; r < comm->size; r++)
         total += bytes[r];
-    pd_serve(h, PD_SHM_CALL_ALLGATHER, -1, total);
+    pd_serve(h, PD_COLL_ALLGATHER, -1, total);
     int rc = h->num_hosts == 1
                  ? pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, offs,
                                           bytes, fail)
@@ -577,7 +569,7 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
  * roffs[s]. Offsets and lengths: 4 x comm->size entries at blocks, which
  * is freed here unless it is stack (pd_block_table). */
 static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
-                         enum pd_shm_call_kind kind, int root, const char *what,
+                         enum pd_coll_kind kind, int root, const char *what,
                          const void *in, void *out, size_t *blocks,
                          const size_t *stack, struct pd_fail *fail)
 {
@@ -622,7 +614,7 @@ int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
     /* In place: what goes out is laid out as what comes in. */
     pd_blocks(sendbuf != NULL ? send : recv, NULL, comm->size, t, t + n);
     pd_blocks(recv, NULL, comm->size, t + 2 * n, t + 3 * n);
-    return pd_shm_blocks(comm, h, PD_SHM_CALL_ALLTOALL, -1, "alltoall",
+    return pd_shm_blocks(comm, h, PD_COLL_ALLTOALLV, -1, "alltoall",
                          sendbuf != NULL ? sendbuf : recvbuf, recvbuf, t,
                          stack, fail);
 }
@@ -643,7 +635,7 @@ int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
         if (sendbuf == NULL)
             t[3 * n + (size_t)root] = 0;
     }
-    return pd_shm_blocks(comm, h, PD_SHM_CALL_GATHER, root, "gather",
+    return pd_shm_blocks(comm, h, PD_COLL_GATHERV, root, "gather",
                          sendbuf, recvbuf, t, stack, fail);
 }
 
@@ -663,7 +655,7 @@ int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
             t[n + (size_t)root] = 0;
     }
     t[3 * n + (size_t)root] = recvbuf != NULL ? recv_bytes : 0;
-    return pd_shm_blocks(comm, h, PD_SHM_CALL_SCATTER, root, "scatter",
+    return pd_shm_blocks(comm, h, PD_COLL_SCATTERV, root, "scatter",
                          sendbuf, recvbuf, t, stack, fail);
 }
 
@@ -674,7 +666,7 @@ int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
     e.msg[0] = '\0';
     int rc;
     pd_stats_way(PD_WAY_SHM);
-    pd_serve(h, PD_SHM_CALL_BARRIER, -1, 0);
+    pd_serve(h, PD_COLL_BARRIER, -1, 0);
     if (h->shm != NULL && (rc = pd_shm_barrier(h->shm, &e)) != PD_BACKEND_OK)
         return pd_shm_failed(rc, comm, "barrier", &e, fail);
     if (h->num_hosts == 1)

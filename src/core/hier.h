@@ -47,10 +47,10 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                    uint32_t tag, const void *sendbuf, void *recvbuf,
                    const struct pd_hier_reduction *red, int root,
                    struct pd_fail *fail);
-/* One host only: element blocks of counts[r] elements, rank r keeps its. */
+/* One host only: this rank keeps elements [from, to) of the reduction. */
 int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
                            struct pd_hier *h, const void *sendbuf,
-                           void *recvbuf, const int *counts,
+                           void *recvbuf, size_t from, size_t to,
                            const struct pd_hier_reduction *red,
                            struct pd_fail *fail);
 int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,

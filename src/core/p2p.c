@@ -240,8 +240,7 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
-    (*request)->state->op.kind = PD_ICOLL_SEND_WAIT;
-    (*request)->state->op.send = send;
+    (*request)->state->send = send;
     return pd_progress_submit(*request, fail);
 }
 

@@ -17,51 +17,6 @@ struct pd_progress {
 /* Set on progress threads, so pd_progress_drain knows its caller. */
 static _Thread_local bool pd_on_progress_thread;
 
-static int pd_icoll_run(struct pd_request_state *st)
-{
-    struct pd_icoll *c = &st->op;
-    struct ompi_communicator_t *comm = st->comm;
-    struct pd_fail *fail = &st->fail;
-    switch (c->kind) {
-    case PD_ICOLL_ALLREDUCE:
-        return pd_coll_allreduce(comm, c->tag, c->sendbuf, c->recvbuf,
-                                 c->count, c->type, c->op, fail);
-    case PD_ICOLL_REDUCE:
-        return pd_coll_reduce(comm, c->tag, c->sendbuf, c->recvbuf, c->count,
-                              c->type, c->op, c->root, fail);
-    case PD_ICOLL_BCAST:
-        return pd_coll_bcast(comm, c->tag, c->recvbuf, c->bytes, c->root,
-                             fail);
-    case PD_ICOLL_ALLGATHER:
-        return pd_coll_allgather(comm, c->tag, c->sendbuf, c->recvbuf,
-                                 c->bytes, fail);
-    case PD_ICOLL_ALLTOALL: {
-        struct pd_layout packed = { NULL, NULL, c->bytes };
-        return pd_coll_alltoallv(comm, c->tag, c->sendbuf, &packed,
-                                 c->recvbuf, &packed, fail);
-    }
-    case PD_ICOLL_REDUCE_SCATTER_BLOCK: {
-        int *counts = malloc((size_t)comm->size * sizeof(int));
-        if (counts == NULL) {
-            pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
-            return fail->errclass;
-        }
-        for (int i = 0; i < comm->size; i++)
-            counts[i] = (int)c->count;
-        int rc = pd_coll_reduce_scatter(comm, c->tag, c->sendbuf, c->recvbuf,
-                                        counts, c->type, c->op, fail);
-        free(counts);
-        return rc;
-    }
-    case PD_ICOLL_BARRIER:
-        return pd_coll_barrier(comm, c->tag, fail);
-    case PD_ICOLL_SEND_WAIT:
-        return pd_p2p_wait_send(comm, c->send, fail);
-    }
-    pd_fail_set(fail, MPI_ERR_INTERN, "unknown nonblocking collective");
-    return fail->errclass;
-}
-
 static void *pd_progress_main(void *arg)
 {
     struct pd_progress *p = arg;
@@ -81,7 +36,10 @@ static void *pd_progress_main(void *arg)
             p->tail = NULL;
         p->running = true;
         pthread_mutex_unlock(&p->lock);
-        if (pd_icoll_run(st) == MPI_SUCCESS)
+        int rc = st->send != NULL
+                     ? pd_p2p_wait_send(st->comm, st->send, &st->fail)
+                     : pd_coll_run(&st->coll, &st->fail);
+        if (rc == MPI_SUCCESS)
             st->fail.errclass = MPI_SUCCESS;
         pd_request_complete(st);
         pthread_mutex_lock(&p->lock);
@@ -173,4 +131,24 @@ void pd_progress_drain(struct ompi_communicator_t *comm)
     while (p->running)
         pthread_cond_wait(&p->idle, &p->lock);
     pthread_mutex_unlock(&p->lock);
+}
+
+int pd_progress_run_now(const struct pd_coll *c, struct pd_fail *fail)
+{
+    struct pd_comm_state *cs = c->comm->state;
+    /* Only where shared memory serves comm (or may: not yet known). */
+    if (__atomic_load_n(&cs->progress, __ATOMIC_ACQUIRE) != NULL &&
+        (!__atomic_load_n(&cs->hier_known, __ATOMIC_ACQUIRE) ||
+         cs->hier != NULL))
+        pd_progress_drain(c->comm);
+    return pd_coll_run(c, fail);
+}
+
+int pd_progress_allgather(struct ompi_communicator_t *comm, const void *mine,
+                          void *all, size_t bytes, struct pd_fail *fail)
+{
+    struct pd_coll c = { .kind = PD_COLL_ALLGATHER, .comm = comm,
+                         .tag = pd_comm_reserve_tags(comm), .sendbuf = mine,
+                         .recvbuf = all, .count = bytes, .root = -1 };
+    return pd_progress_run_now(&c, fail);
 }

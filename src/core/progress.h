@@ -17,6 +17,13 @@ int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail);
  * blocking one to finish first; they can, as every rank started them in
  * the same order. */
 void pd_progress_drain(struct ompi_communicator_t *comm);
+/* Run c now on the calling thread, after the calls queued on its
+ * communicator before it where those must finish first (see drain). */
+int pd_progress_run_now(const struct pd_coll *c, struct pd_fail *fail);
+/* An allgather of bytes per rank from mine into all, run now (the
+ * library's own calls: communicator creation, call checks). */
+int pd_progress_allgather(struct ompi_communicator_t *comm, const void *mine,
+                          void *all, size_t bytes, struct pd_fail *fail);
 /* Finish every queued call, then end comm's thread (MPI_Comm_free,
  * MPI_Finalize). */
 void pd_progress_stop(struct ompi_communicator_t *comm);

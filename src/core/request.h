@@ -10,32 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/comm.h"
-
-enum pd_icoll_kind {
-    PD_ICOLL_ALLREDUCE,
-    PD_ICOLL_REDUCE,
-    PD_ICOLL_BCAST,
-    PD_ICOLL_ALLGATHER,
-    PD_ICOLL_ALLTOALL,
-    PD_ICOLL_REDUCE_SCATTER_BLOCK,
-    PD_ICOLL_BARRIER,
-    PD_ICOLL_SEND_WAIT,         /* wait for a posted point-to-point send */
-};
-
-/* One nonblocking collective's arguments, already checked. */
-struct pd_icoll {
-    enum pd_icoll_kind kind;
-    const void *sendbuf;        /* NULL: in place */
-    void *recvbuf;
-    size_t count;               /* items of type (per rank where MPI says) */
-    size_t bytes;               /* byte-moving calls: bytes per rank */
-    MPI_Datatype type;
-    MPI_Op op;
-    int root;
-    uint32_t tag;
-    struct pd_p2p_send *send;   /* PD_ICOLL_SEND_WAIT */
-};
+#include "core/coll.h"
 
 struct pd_request_state {
     pthread_mutex_t lock;
@@ -45,7 +20,8 @@ struct pd_request_state {
     struct pd_fail fail;        /* fail.errclass MPI_SUCCESS when it worked */
     struct ompi_communicator_t *comm;
     const char *call;
-    struct pd_icoll op;
+    struct pd_coll coll;            /* a nonblocking collective, or */
+    struct pd_p2p_send *send;       /* a posted send to wait for */
     MPI_Status status;          /* receives: source, tag, byte count */
     bool has_status;
     struct pd_request_state *next;  /* progress queue link */

@@ -7,7 +7,7 @@
 
 #include "backend/shm/shm.h"
 #include "core/calls.h"
-#include "core/coll.h"
+#include "core/progress.h"
 #include "core/comm.h"
 #include "core/connect_watch.h"
 #include "core/group.h"
@@ -200,7 +200,9 @@ int pd_runtime_finalize(char *err, size_t errlen)
     struct pd_call call = { "MPI_Finalize", NULL, NULL, -1, 0 };
     int rc = pd_calls_enter(world, &call, &fail);
     if (rc == MPI_SUCCESS)
-        rc = pd_coll_barrier(world, pd_comm_reserve_tags(world), &fail);
+        rc = pd_progress_run_now(&(struct pd_coll){
+            .kind = PD_COLL_BARRIER, .comm = world,
+            .tag = pd_comm_reserve_tags(world), .root = -1 }, &fail);
     if (rc != MPI_SUCCESS)
         snprintf(err, errlen, "%s", fail.msg);
     __atomic_store_n(&pd_rt.state, PD_RT_FINALIZED, __ATOMIC_RELEASE);

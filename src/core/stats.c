@@ -6,26 +6,32 @@
 
 #include "core/algo.h"
 #include "core/coll.h"
+#include "core/progress.h"
 #include "core/runtime.h"
 #include "core/stats.h"
 #include "route/route.h"
 
 bool pd_stats_enabled;
 
-static const char *const pd_stat_names[PD_STAT_COUNT] = {
-    "MPI_Allreduce", "MPI_Reduce", "MPI_Bcast", "MPI_Allgather",
-    "MPI_Allgatherv", "MPI_Gather(v)", "MPI_Scatter(v)", "MPI_Alltoall(v)",
-    "MPI_Reduce_scatter", "MPI_(Ex)scan", "MPI_Barrier",
+static const char *const pd_stat_names[PD_COLL_KINDS] = {
+    [PD_COLL_ALLREDUCE] = "MPI_Allreduce", [PD_COLL_REDUCE] = "MPI_Reduce",
+    [PD_COLL_BCAST] = "MPI_Bcast", [PD_COLL_ALLGATHER] = "MPI_Allgather",
+    [PD_COLL_ALLGATHERV] = "MPI_Allgatherv",
+    [PD_COLL_GATHERV] = "MPI_Gather(v)", [PD_COLL_SCATTERV] = "MPI_Scatter(v)",
+    [PD_COLL_ALLTOALLV] = "MPI_Alltoall(v)",
+    [PD_COLL_REDUCE_SCATTER] = "MPI_Reduce_scatter",
+    [PD_COLL_SCAN] = "MPI_Scan", [PD_COLL_EXSCAN] = "MPI_Exscan",
+    [PD_COLL_BARRIER] = "MPI_Barrier",
 };
 
 /* Counters are updated by whichever thread calls; atomics keep them
  * exact under MPI_THREAD_MULTIPLE. Time is in nanoseconds. */
 static struct {
-    int64_t calls[PD_STAT_COUNT];
-    int64_t bytes[PD_STAT_COUNT];
-    int64_t nanos[PD_STAT_COUNT];
-    int32_t ways[PD_STAT_COUNT];
-    int32_t algos[PD_STAT_COUNT];
+    int64_t calls[PD_COLL_KINDS];
+    int64_t bytes[PD_COLL_KINDS];
+    int64_t nanos[PD_COLL_KINDS];
+    int32_t ways[PD_COLL_KINDS];
+    int32_t algos[PD_COLL_KINDS];
 } pd_stats;
 
 /* The call being timed on this thread: core's nested calls (an
@@ -39,7 +45,7 @@ static double pd_stats_now(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-void pd_stats_begin(struct pd_stat_scope *scope, enum pd_stat_call call,
+void pd_stats_begin(struct pd_stat_scope *scope, enum pd_coll_kind call,
                     size_t bytes)
 {
     scope->call = -1;
@@ -133,22 +139,29 @@ void pd_stats_report(void)
         return;
     struct ompi_communicator_t *world =
         (struct ompi_communicator_t *)MPI_COMM_WORLD;
-    int64_t sums[3 * PD_STAT_COUNT];
-    int32_t ways[2 * PD_STAT_COUNT];  /* ways, then algorithms */
+    int64_t sums[3 * PD_COLL_KINDS];
+    int32_t ways[2 * PD_COLL_KINDS];  /* ways, then algorithms */
     struct pd_fail fail;
     memcpy(sums, pd_stats.calls, sizeof(pd_stats.calls));
-    memcpy(sums + PD_STAT_COUNT, pd_stats.bytes, sizeof(pd_stats.bytes));
-    memcpy(sums + 2 * PD_STAT_COUNT, pd_stats.nanos, sizeof(pd_stats.nanos));
+    memcpy(sums + PD_COLL_KINDS, pd_stats.bytes, sizeof(pd_stats.bytes));
+    memcpy(sums + 2 * PD_COLL_KINDS, pd_stats.nanos, sizeof(pd_stats.nanos));
     memcpy(ways, pd_stats.ways, sizeof(pd_stats.ways));
-    memcpy(ways + PD_STAT_COUNT, pd_stats.algos, sizeof(pd_stats.algos));
+    memcpy(ways + PD_COLL_KINDS, pd_stats.algos, sizeof(pd_stats.algos));
     /* The report's own collectives are not counted. */
     pd_stats_enabled = false;
-    if (pd_coll_allreduce(world, pd_comm_reserve_tags(world), NULL, sums,
-                          3 * PD_STAT_COUNT, MPI_INT64_T, MPI_SUM,
-                          &fail) != MPI_SUCCESS ||
-        pd_coll_allreduce(world, pd_comm_reserve_tags(world), NULL, ways,
-                          2 * PD_STAT_COUNT, MPI_INT32_T, MPI_BOR,
-                          &fail) != MPI_SUCCESS || world->rank != 0)
+    struct pd_coll sum = { .kind = PD_COLL_ALLREDUCE, .comm = world,
+                           .tag = pd_comm_reserve_tags(world), .recvbuf = sums,
+                           .count = 3 * PD_COLL_KINDS, .type = MPI_INT64_T,
+                           .op = MPI_SUM, .root = -1 };
+    struct pd_coll bor = sum;
+    bor.recvbuf = ways;
+    bor.count = 2 * PD_COLL_KINDS;
+    bor.type = MPI_INT32_T;
+    bor.op = MPI_BOR;
+    if (pd_progress_run_now(&sum, &fail) != MPI_SUCCESS ||
+        (bor.tag = pd_comm_reserve_tags(world),
+         pd_progress_run_now(&bor, &fail)) != MPI_SUCCESS ||
+        world->rank != 0)
         return;
     const struct pd_backend_ops *host = NULL;
     char ignored[8];
@@ -161,16 +174,16 @@ void pd_stats_report(void)
             world->size, world->size == 1 ? "" : "s");
     fprintf(stderr, "  %-20s %10s %12s %12s %12s  %s\n", "call", "calls",
             "bytes", "total s", "mean us", "way");
-    for (int c = 0; c < PD_STAT_COUNT; c++) {
+    for (int c = 0; c < PD_COLL_KINDS; c++) {
         int64_t calls = sums[c];
         if (calls == 0)
             continue;
         char bytes[32], way[160];
-        pd_stats_bytes_text((double)sums[PD_STAT_COUNT + c], bytes,
+        pd_stats_bytes_text((double)sums[PD_COLL_KINDS + c], bytes,
                             sizeof(bytes));
-        pd_stats_ways_text(ways[c], ways[PD_STAT_COUNT + c], host_name, way,
+        pd_stats_ways_text(ways[c], ways[PD_COLL_KINDS + c], host_name, way,
                            sizeof(way));
-        double total = (double)sums[2 * PD_STAT_COUNT + c] / 1e9;
+        double total = (double)sums[2 * PD_COLL_KINDS + c] / 1e9;
         fprintf(stderr, "  %-20s %10lld %12s %12.3f %12.1f  %s\n",
                 pd_stat_names[c], (long long)calls, bytes, total,
                 total / (double)calls * 1e6, way);

@@ -10,13 +10,7 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
-
-enum pd_stat_call {
-    PD_STAT_ALLREDUCE, PD_STAT_REDUCE, PD_STAT_BCAST, PD_STAT_ALLGATHER,
-    PD_STAT_ALLGATHERV, PD_STAT_GATHER, PD_STAT_SCATTER, PD_STAT_ALLTOALL,
-    PD_STAT_REDUCE_SCATTER, PD_STAT_SCAN, PD_STAT_BARRIER,
-    PD_STAT_COUNT,
-};
+#include "base/coll_kind.h"
 
 /* The ways a call can go, as bits (a call kind may see several). */
 enum pd_stat_way {
@@ -27,7 +21,7 @@ enum pd_stat_way {
 };
 
 struct pd_stat_scope {
-    int call;               /* enum pd_stat_call; -1 when not recording */
+    int call;               /* enum pd_coll_kind; -1 when not recording */
     size_t bytes;
     double start;
     int ways;
@@ -36,7 +30,7 @@ struct pd_stat_scope {
 
 extern bool pd_stats_enabled;
 
-void pd_stats_begin(struct pd_stat_scope *scope, enum pd_stat_call call,
+void pd_stats_begin(struct pd_stat_scope *scope, enum pd_coll_kind call,
                     size_t bytes);
 void pd_stats_end(struct pd_stat_scope *scope);
 /* Called by core where a call's way is decided. */

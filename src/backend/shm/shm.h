@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "backend/backend.h"
+#include "base/coll_kind.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,21 +56,8 @@ struct pd_shm_init {
  * and compared by the ranks that wait for it: ranks in different calls
  * (one skipped a call, or passed another count) fail with both calls
  * named instead of mixing their data. */
-enum pd_shm_call_kind {
-    PD_SHM_CALL_NONE = 0,
-    PD_SHM_CALL_ALLREDUCE,
-    PD_SHM_CALL_REDUCE,
-    PD_SHM_CALL_BCAST,
-    PD_SHM_CALL_ALLGATHER,
-    PD_SHM_CALL_REDUCE_SCATTER,
-    PD_SHM_CALL_BARRIER,
-    PD_SHM_CALL_ALLTOALL,
-    PD_SHM_CALL_GATHER,
-    PD_SHM_CALL_SCATTER,
-};
-
 struct pd_shm_call {
-    uint32_t kind;                  /* enum pd_shm_call_kind */
+    uint32_t kind;                  /* enum pd_coll_kind */
     int32_t root;                   /* rooted calls; else -1 */
     uint64_t bytes;                 /* the whole call's bytes, same on all */
 };

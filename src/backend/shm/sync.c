@@ -88,39 +88,22 @@ void pd_shm_arrive(struct pd_shm_comm *c, uint32_t step)
     pd_shm_post(c, PD_SHM_ARRIVED, step);
 }
 
-static const char *pd_call_name(uint32_t kind)
-{
-    static const char *const names[] = {
-        [PD_SHM_CALL_NONE] = "no call",
-        [PD_SHM_CALL_ALLREDUCE] = "allreduce",
-        [PD_SHM_CALL_REDUCE] = "reduce",
-        [PD_SHM_CALL_BCAST] = "broadcast",
-        [PD_SHM_CALL_ALLGATHER] = "allgather",
-        [PD_SHM_CALL_REDUCE_SCATTER] = "reduce_scatter",
-        [PD_SHM_CALL_BARRIER] = "barrier",
-        [PD_SHM_CALL_ALLTOALL] = "alltoall",
-        [PD_SHM_CALL_GATHER] = "gather",
-        [PD_SHM_CALL_SCATTER] = "scatter",
-    };
-    return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
-}
-
 static int pd_describe_call(const struct pd_shm_call *call, char *buf,
                             size_t len)
 {
-    if (call->kind == PD_SHM_CALL_BARRIER)
+    if (call->kind == PD_COLL_BARRIER)
         return snprintf(buf, len, "barrier");
     /* Block lengths differ from rank to rank: not part of the call. */
-    if (call->kind == PD_SHM_CALL_ALLTOALL)
+    if (call->kind == PD_COLL_ALLTOALLV)
         return snprintf(buf, len, "alltoall");
-    if (call->kind == PD_SHM_CALL_GATHER || call->kind == PD_SHM_CALL_SCATTER)
-        return snprintf(buf, len, "%s with root %d", pd_call_name(call->kind),
+    if (call->kind == PD_COLL_GATHERV || call->kind == PD_COLL_SCATTERV)
+        return snprintf(buf, len, "%s with root %d", pd_coll_kind_name(call->kind),
                         (int)call->root);
     if (call->root >= 0)
         return snprintf(buf, len, "%s of %llu bytes to/from root %d",
-                        pd_call_name(call->kind),
+                        pd_coll_kind_name(call->kind),
                         (unsigned long long)call->bytes, (int)call->root);
-    return snprintf(buf, len, "%s of %llu bytes", pd_call_name(call->kind),
+    return snprintf(buf, len, "%s of %llu bytes", pd_coll_kind_name(call->kind),
                     (unsigned long long)call->bytes);
 }
 

@@ -1,0 +1,456 @@
+/*
+ * The host path: for each collective kind, one row of pd_host_algos says
+ * which algorithms may serve it, tried in order --
+ *   by host      shared memory inside a host, leaders across (hier.c),
+ *   flat         the host backend's own algorithm (gloo, self),
+ *   composed     point-to-point messages, or every rank's input folded
+ *                locally in rank order.
+ * An algorithm that cannot take this call answers PD_BACKEND_ERR_UNSUPPORTED
+ * before it moves anything, and the next one is tried.
+ *
+ * Reductions whose op is not commutative, or whose items the backend
+ * cannot move as a unit, gather every rank's input and fold it locally in
+ * rank order -- the order MPI prescribes -- so every rank computes the
+ * same bits.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/algo.h"
+#include "core/calls.h"
+#include "core/coll.h"
+#include "core/hier.h"
+#include "core/log.h"
+#include "core/runtime.h"
+#include "core/stats.h"
+
+/* One call on the host: the descriptor, comm's hierarchy (NULL: no
+ * shared memory) and, for reductions, the kernel. */
+struct pd_host_call {
+    const struct pd_coll *c;
+    struct pd_hier *h;
+    struct pd_reduction red;
+};
+
+typedef int (*pd_host_algo)(const struct pd_host_call *hc,
+                            struct pd_fail *fail);
+
+static void pd_coll_name_gone(struct ompi_communicator_t *comm, char *buf,
+                              size_t len)
+{
+    size_t n = strlen(buf);
+    for (int r = 0; r < comm->size && n < len; r++) {
+        int w = pd_comm_world_rank(comm, r);
+        if (!pd_runtime_local_rank_gone(w))
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "; rank %d (%s, pid %d) is gone",
+                              r, pd_rt.host, pd_rt.world.pid_of[w]);
+    }
+}
+
+int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
+                           const char *what, const char *detail,
+                           struct pd_fail *fail)
+{
+    int errclass = MPI_ERR_OTHER;
+    if (status == PD_BACKEND_ERR_IO)
+        pd_runtime_note_peer_lost();
+    if (status == PD_BACKEND_ERR_NOMEM)
+        errclass = MPI_ERR_NO_MEM;
+    else if (status == PD_BACKEND_ERR_UNSUPPORTED)
+        errclass = MPI_ERR_UNSUPPORTED_OPERATION;
+    else if (status == PD_BACKEND_ERR_INTERNAL)
+        errclass = MPI_ERR_INTERN;
+    pd_fail_set(fail, errclass, "%s on %s failed%s: %s", what,
+                comm->name[0] ? comm->name : comm->state->id,
+                status == PD_BACKEND_ERR_TIMEOUT
+                    ? " (timed out; PDMPI_TIMEOUT bounds every wait)" : "",
+                detail);
+    /* A lost connection: name the ranks of this host that are gone. */
+    if (status == PD_BACKEND_ERR_IO)
+        pd_coll_name_gone(comm, fail->msg, sizeof(fail->msg));
+    /* A stall: say what every other rank was last doing. */
+    if (status == PD_BACKEND_ERR_TIMEOUT)
+        pd_calls_stall_table(comm, fail->msg, sizeof(fail->msg));
+    return errclass;
+}
+
+void *pd_coll_alloc(size_t bytes, struct pd_fail *fail)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL)
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (%zu bytes)", bytes);
+    return p;
+}
+
+/* ---- flat: one step of the host backend ------------------------------ */
+
+/* PD_BACKEND_ERR_UNSUPPORTED is returned as is (no message) when the
+ * backend lacks the step or cannot take this element size; every other
+ * failure becomes an MPI error class in fail. */
+static int pd_step(const struct pd_coll *c, enum pd_coll_kind step,
+                   struct pd_coll_args *args, struct pd_fail *fail)
+{
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    if (pd_comm_backend(c->comm, &ops, &bc, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    pd_stats_way(PD_WAY_HOST);
+    if (c->comm->size > 1 && step != PD_COLL_REDUCE && step != PD_COLL_BARRIER)
+        pd_stats_algo(args->algorithm);
+    args->tag = c->tag;
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
+    if (pd_log_enabled(PD_LOG_TRACE))
+        pd_log(PD_LOG_TRACE,
+               "%s on %s: %zu x %zu B, root %d, tag %u, via %s (%s)",
+               pd_coll_kind_name(step), c->comm->state->id, args->count,
+               args->elem_size, args->root, args->tag, ops->name,
+               pd_algo_name(args->algorithm));
+    int (*fn)(struct pd_backend_comm *, const struct pd_coll_args *,
+              struct pd_backend_error *) =
+        step == PD_COLL_ALLREDUCE ? ops->allreduce
+        : step == PD_COLL_REDUCE  ? ops->reduce
+        : step == PD_COLL_BCAST   ? ops->bcast
+        : step == PD_COLL_ALLGATHER ? ops->allgather : NULL;
+    int status = PD_BACKEND_ERR_UNSUPPORTED;
+    if (step == PD_COLL_BARRIER && ops->barrier)
+        status = ops->barrier(bc, args->tag, &berr);
+    else if (fn != NULL)
+        status = fn(bc, args, &berr);
+    if (status == PD_BACKEND_OK || status == PD_BACKEND_ERR_UNSUPPORTED)
+        return status;
+    return pd_coll_backend_failed(status, c->comm, pd_coll_kind_name(step),
+                                  berr.msg, fail);
+}
+
+/* An allreduce or reduce of commutative ops by the backend. */
+static int pd_flat_reduction(const struct pd_host_call *hc,
+                             struct pd_fail *fail)
+{
+    const struct pd_coll *c = hc->c;
+    if (!hc->red.commutative)
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    struct pd_coll_args args = {
+        .sendbuf = c->sendbuf, .recvbuf = c->recvbuf,
+        .count = c->count * hc->red.elems_per_item,
+        .elem_size = hc->red.elem_size, .reduce = hc->red.fn,
+        .reduce_ctx = hc->red.ctx, .root = c->root,
+        .algorithm = c->kind == PD_COLL_ALLREDUCE
+                         ? pd_algo_allreduce(c->comm->size,
+                                             c->count * pd_type_extent(c->type))
+                         : PD_ALGO_DEFAULT,
+    };
+    return pd_step(c, c->kind, &args, fail);
+}
+
+static int pd_flat_move(const struct pd_host_call *hc, struct pd_fail *fail)
+{
+    const struct pd_coll *c = hc->c;
+    struct pd_coll_args args = {
+        .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .count = c->count,
+        .elem_size = 1, .root = c->root,
+        .algorithm = c->kind == PD_COLL_BCAST ? PD_ALGO_BINOMIAL
+                     : c->kind == PD_COLL_ALLGATHER ? PD_ALGO_RING
+                                                    : PD_ALGO_DEFAULT,
+    };
+    return pd_step(c, c->kind, &args, fail);
+}
+
+/* ---- composed ------------------------------------------------------ */
+
+static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
+                       const struct pd_p2p_op *msgs, size_t n,
+                       struct pd_fail *fail)
+{
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    if (ops->exchange == NULL) {
+        pd_fail_set(fail, MPI_ERR_UNSUPPORTED_OPERATION,
+                    "the %s backend cannot exchange messages", ops->name);
+        return fail->errclass;
+    }
+    pd_stats_way(PD_WAY_HOST);
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
+    int status = ops->exchange(bc, msgs, n, tag, &berr);
+    if (status == PD_BACKEND_OK)
+        return MPI_SUCCESS;
+    return pd_coll_backend_failed(status, comm, "exchange", berr.msg, fail);
+}
+
+static int pd_host_copy(void *dst, const void *src, size_t bytes,
+                        struct pd_fail *fail)
+{
+    (void)fail;
+    pd_stats_way(PD_WAY_HOST);      /* a rank's own block, by the host */
+    memmove(dst, src, bytes);
+    return MPI_SUCCESS;
+}
+
+const struct pd_path pd_host_path = { pd_exchange, pd_host_copy };
+
+static int pd_composed(const struct pd_host_call *hc, struct pd_fail *fail)
+{
+    return pd_coll_compose(&pd_host_path, hc->c, fail);
+}
+
+static int pd_run_algos(const struct pd_coll *c, struct pd_fail *fail);
+
+/* Allgather of bytes from input on c's communicator, on the host. */
+static int pd_allgather_bytes(const struct pd_coll *c, uint32_t tag,
+                              const void *input, void *all, size_t bytes,
+                              struct pd_fail *fail)
+{
+    struct pd_coll g = { .kind = PD_COLL_ALLGATHER, .comm = c->comm,
+                         .tag = tag, .sendbuf = input, .recvbuf = all,
+                         .count = bytes, .root = -1 };
+    return pd_run_algos(&g, fail);
+}
+
+/* all[r] := all[r-1] (op) all[r] for r = 1..n-1: afterwards all[r] holds
+ * the reduction of ranks 0..r in rank order. */
+static void pd_fold_in_rank_order(const struct pd_reduction *red, char *all,
+                                  int n, size_t count, size_t bytes)
+{
+    for (int r = 1; r < n; r++)
+        pd_reduce_items(red, all + (size_t)r * bytes,
+                        all + (size_t)(r - 1) * bytes,
+                        all + (size_t)r * bytes, count);
+}
+
+/* Allreduce, reduce, scan and exscan: every input gathered (at the root,
+ * for a reduce), folded in rank order as far as this rank needs. */
+static int pd_in_rank_order(const struct pd_host_call *hc,
+                            struct pd_fail *fail)
+{
+    const struct pd_coll *c = hc->c;
+    struct ompi_communicator_t *comm = c->comm;
+    size_t bytes = c->count * pd_type_extent(c->type);
+    const void *input = c->sendbuf != NULL ? c->sendbuf : c->recvbuf;
+    bool rooted = c->kind == PD_COLL_REDUCE;
+    int last = c->kind == PD_COLL_SCAN     ? comm->rank
+               : c->kind == PD_COLL_EXSCAN ? comm->rank - 1
+                                           : comm->size - 1;
+    char *all = NULL;
+    if ((!rooted || comm->rank == c->root) &&
+        (all = pd_coll_alloc((size_t)comm->size * bytes, fail)) == NULL)
+        return fail->errclass;
+    int rc;
+    if (rooted) {
+        struct pd_coll g = { .kind = PD_COLL_GATHERV, .comm = comm,
+                             .tag = c->tag + 1, .sendbuf = input,
+                             .recvbuf = all, .count = bytes,
+                             .recv = { NULL, NULL, bytes }, .root = c->root };
+        rc = pd_coll_compose(&pd_host_path, &g, fail);
+    } else {
+        rc = pd_allgather_bytes(c, c->tag + 1, input, all, bytes, fail);
+    }
+    if (rc == MPI_SUCCESS && all != NULL && last >= 0) {
+        pd_fold_in_rank_order(&hc->red, all, last + 1, c->count, bytes);
+        memcpy(c->recvbuf, all + (size_t)last * bytes, bytes);
+    }
+    free(all);
+    return rc;
+}
+
+/* Allgather as an allgatherv of equal blocks. */
+static int pd_allgather_composed(const struct pd_host_call *hc,
+                                 struct pd_fail *fail)
+{
+    struct pd_coll v = *hc->c;
+    v.kind = PD_COLL_ALLGATHERV;
+    v.tag = hc->c->tag + 1;
+    v.recv = (struct pd_layout){ NULL, NULL, hc->c->count };
+    return pd_coll_compose(&pd_host_path, &v, fail);
+}
+
+/* The whole vector reduced, this rank's block kept. */
+static int pd_reduce_scatter_by_allreduce(const struct pd_host_call *hc,
+                                          struct pd_fail *fail)
+{
+    const struct pd_coll *c = hc->c;
+    size_t extent = pd_type_extent(c->type), from, total;
+    pd_coll_block_span(c, c->comm->rank, &from, &total);
+    char *reduced = pd_coll_alloc(total * extent, fail);
+    if (reduced == NULL)
+        return fail->errclass;
+    struct pd_coll a = { .kind = PD_COLL_ALLREDUCE, .comm = c->comm,
+                         .tag = c->tag + 1,
+                         .sendbuf = c->sendbuf != NULL ? c->sendbuf
+                                                       : c->recvbuf,
+                         .recvbuf = reduced, .count = total, .type = c->type,
+                         .op = c->op, .root = -1 };
+    int rc = total > 0 ? pd_run_algos(&a, fail) : MPI_SUCCESS;
+    size_t mine = pd_coll_block_count(c, c->comm->rank);
+    if (rc == MPI_SUCCESS && mine > 0)
+        memcpy(c->recvbuf, reduced + from * extent, mine * extent);
+    free(reduced);
+    return rc;
+}
+
+static int pd_barrier_composed(const struct pd_host_call *hc,
+                               struct pd_fail *fail)
+{
+    char token = 0;
+    char *all = pd_coll_alloc((size_t)hc->c->comm->size, fail);
+    if (all == NULL)
+        return fail->errclass;
+    int rc = pd_allgather_bytes(hc->c, hc->c->tag + 1, &token, all, 1, fail);
+    free(all);
+    return rc;
+}
+
+/* ---- by host (shared memory) ----------------------------------------- */
+
+static struct pd_hier_reduction pd_hier_reduction_of(
+    const struct pd_host_call *hc, size_t count)
+{
+    struct pd_hier_reduction hr = {
+        .count = count * hc->red.elems_per_item,
+        .elem_size = hc->red.elem_size, .fn = hc->red.fn, .ctx = hc->red.ctx,
+    };
+    return hr;
+}
+
+/* Across hosts only commutative ops are served: leaders combine hosts'
+ * partial results in host order, not rank order. */
+static bool pd_hier_takes(const struct pd_host_call *hc)
+{
+    return hc->red.commutative || pd_hier_single_host(hc->h);
+}
+
+static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
+{
+    const struct pd_coll *c = hc->c;
+    struct ompi_communicator_t *comm = c->comm;
+    struct pd_hier *h = hc->h;
+    bool one_host = pd_hier_single_host(h);
+    struct pd_hier_reduction hr;
+    switch (c->kind) {
+    case PD_COLL_ALLREDUCE:
+    case PD_COLL_REDUCE:
+        if (!pd_hier_takes(hc))
+            return PD_BACKEND_ERR_UNSUPPORTED;
+        hr = pd_hier_reduction_of(hc, c->count);
+        return c->kind == PD_COLL_ALLREDUCE
+                   ? pd_hier_allreduce(comm, h, c->tag, c->sendbuf,
+                                       c->recvbuf, &hr, fail)
+                   : pd_hier_reduce(comm, h, c->tag, c->sendbuf, c->recvbuf,
+                                    &hr, c->root, fail);
+    case PD_COLL_REDUCE_SCATTER: {
+        /* On one host each rank reduces and keeps its block directly. */
+        size_t from, total;
+        pd_coll_block_span(c, comm->rank, &from, &total);
+        if (!one_host || hc->red.elems_per_item != 1 || total == 0)
+            return PD_BACKEND_ERR_UNSUPPORTED;
+        hr = pd_hier_reduction_of(hc, total);
+        return pd_hier_reduce_scatter(comm, h, c->sendbuf, c->recvbuf, from,
+                                      from + pd_coll_block_count(c, comm->rank),
+                                      &hr, fail);
+    }
+    case PD_COLL_BCAST:
+        return pd_hier_bcast(comm, h, c->tag, c->recvbuf, c->count, c->root,
+                             fail);
+    case PD_COLL_ALLGATHER: {
+        struct pd_layout packed = { NULL, NULL, c->count };
+        return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
+                                  &packed, fail);
+    }
+    case PD_COLL_ALLGATHERV:
+        return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
+                                  &c->recv, fail);
+    case PD_COLL_BARRIER:
+        return pd_hier_barrier(comm, h, c->tag, fail);
+    /* Across hosts each pair of ranks exchanges directly. */
+    case PD_COLL_GATHERV:
+        return one_host ? pd_hier_gatherv(comm, h, c->sendbuf, c->count,
+                                          c->recvbuf, &c->recv, c->root, fail)
+                        : PD_BACKEND_ERR_UNSUPPORTED;
+    case PD_COLL_SCATTERV:
+        return one_host ? pd_hier_scatterv(comm, h, c->sendbuf, &c->send,
+                                           c->recvbuf, c->count, c->root, fail)
+                        : PD_BACKEND_ERR_UNSUPPORTED;
+    case PD_COLL_ALLTOALLV:
+        return one_host ? pd_hier_alltoallv(comm, h, c->sendbuf, &c->send,
+                                            c->recvbuf, &c->recv, fail)
+                        : PD_BACKEND_ERR_UNSUPPORTED;
+    default:
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    }
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+static const struct {
+    pd_host_algo by_host, flat, composed;
+} pd_host_algos[PD_COLL_KINDS] = {
+    [PD_COLL_ALLREDUCE] = { pd_by_host, pd_flat_reduction, pd_in_rank_order },
+    [PD_COLL_REDUCE] = { pd_by_host, pd_flat_reduction, pd_in_rank_order },
+    [PD_COLL_BCAST] = { pd_by_host, pd_flat_move, NULL },
+    [PD_COLL_ALLGATHER] = { pd_by_host, pd_flat_move, pd_allgather_composed },
+    [PD_COLL_ALLGATHERV] = { pd_by_host, NULL, pd_composed },
+    [PD_COLL_GATHERV] = { pd_by_host, NULL, pd_composed },
+    [PD_COLL_SCATTERV] = { pd_by_host, NULL, pd_composed },
+    [PD_COLL_ALLTOALLV] = { pd_by_host, NULL, pd_composed },
+    [PD_COLL_REDUCE_SCATTER] = { pd_by_host, NULL,
+                                 pd_reduce_scatter_by_allreduce },
+    [PD_COLL_SCAN] = { NULL, NULL, pd_in_rank_order },
+    [PD_COLL_EXSCAN] = { NULL, NULL, pd_in_rank_order },
+    [PD_COLL_BARRIER] = { pd_by_host, pd_flat_move, pd_barrier_composed },
+};
+
+/* The first algorithm of hc's row that takes it, before any averaging. */
+static int pd_run_row(struct pd_host_call *hc, struct pd_fail *fail)
+{
+    const struct pd_coll *c = hc->c;
+    int rc;
+    if (pd_host_algos[c->kind].by_host != NULL) {
+        if ((rc = pd_hier_get(c->comm, &hc->h, fail)) != MPI_SUCCESS)
+            return rc;
+        if (hc->h != NULL &&
+            (rc = pd_host_algos[c->kind].by_host(hc, fail)) !=
+                PD_BACKEND_ERR_UNSUPPORTED)
+            return rc;
+    }
+    if (pd_host_algos[c->kind].flat != NULL &&
+        (rc = pd_host_algos[c->kind].flat(hc, fail)) !=
+            PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
+    if (pd_host_algos[c->kind].composed != NULL)
+        return pd_host_algos[c->kind].composed(hc, fail);
+    pd_fail_set(fail, MPI_ERR_UNSUPPORTED_OPERATION,
+                "the backend of %s cannot %s", c->comm->state->id,
+                pd_coll_kind_name(c->kind));
+    return fail->errclass;
+}
+
+/* A step of a composed call (its op and type were checked by pd_coll_run). */
+static int pd_run_algos(const struct pd_coll *c, struct pd_fail *fail)
+{
+    struct pd_host_call hc = { .c = c };
+    if (c->op != NULL)
+        pd_op_reduction(c->op, c->type, &hc.red);
+    return pd_run_row(&hc, fail);
+}
+
+int pd_coll_host(const struct pd_coll *c, struct pd_fail *fail)
+{
+    struct pd_host_call hc = { .c = c };
+    if (c->op != NULL)
+        pd_op_reduction(c->op, c->type, &hc.red);
+    int rc = pd_run_row(&hc, fail);
+    if (rc != MPI_SUCCESS || c->op == NULL || !hc.red.average)
+        return rc;
+    /* MPIX_OP_AVG: the sum, divided where the result lands. */
+    size_t n = c->kind == PD_COLL_REDUCE_SCATTER
+                   ? pd_coll_block_count(c, c->comm->rank)
+               : c->kind != PD_COLL_REDUCE || c->comm->rank == c->root
+                   ? c->count : 0;
+    if (n > 0)
+        pd_reduction_average(&hc.red, c->recvbuf, n, c->comm->size);
+    return rc;
+}
