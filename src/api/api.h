@@ -11,8 +11,8 @@
 
 #include <stdbool.h>
 
-#include "core/calls.h"
-#include "core/coll.h"
+#include "service/call_check.h"
+#include "coll/coll.h"
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/objects.h"

@@ -1,6 +1,6 @@
 /* The argument checks of api.h. */
 #include "api/api.h"
-#include "core/request.h"
+#include "service/request.h"
 
 int pd_check_active(const char *call)
 {

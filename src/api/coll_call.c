@@ -6,7 +6,7 @@
  * communicator's error handler.
  */
 #include "api/api.h"
-#include "core/progress.h"
+#include "service/progress.h"
 
 int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
                 MPI_Request *request)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "service/comm_create.h"
 #include "core/attr.h"
 #include "core/group.h"
 

@@ -1,7 +1,7 @@
 /* Nonblocking collectives: checked here, tagged in call order, run by
  * the communicator's progress thread. */
 #include "api/coll_args.h"
-#include "core/progress.h"
+#include "service/progress.h"
 
 #pragma weak MPI_Iallreduce = PMPI_Iallreduce
 #pragma weak MPI_Ireduce = PMPI_Ireduce

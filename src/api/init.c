@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "api/api.h"
+#include "service/lifecycle.h"
 
 #pragma weak MPI_Init = PMPI_Init
 #pragma weak MPI_Init_thread = PMPI_Init_thread

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "core/p2p.h"
+#include "service/p2p.h"
 
 #pragma weak MPI_Send = PMPI_Send
 #pragma weak MPI_Recv = PMPI_Recv

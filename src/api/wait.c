@@ -3,7 +3,7 @@
 #include <time.h>
 
 #include "api/api.h"
-#include "core/request.h"
+#include "service/request.h"
 
 #pragma weak MPI_Wait = PMPI_Wait
 #pragma weak MPI_Waitall = PMPI_Waitall

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/op.h"
+#include "base/elem.h"
 
 #ifdef __cplusplus
 extern "C" {

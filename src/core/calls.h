@@ -1,7 +1,7 @@
 /*
  * The collective calls a process is in: a sequence number per
- * communicator, the call recorded for the stall report, and PDMPI_CHECK's
- * cross-check of every rank's call before it runs.
+ * communicator and the call recorded for the stall report (PDMPI_CHECK's
+ * cross-check is service/call_check.h).
  */
 #ifndef PD_CORE_CALLS_H
 #define PD_CORE_CALLS_H
@@ -11,23 +11,9 @@
 
 #include "core/comm.h"
 
-/* bytes when ranks may legitimately pass different amounts (gatherv...). */
-#define PD_CALL_ANY_BYTES SIZE_MAX
-
-/* One collective call as the ranks must agree on it. */
-struct pd_call {
-    const char *name;           /* "MPI_Allreduce" */
-    MPI_Datatype type;          /* NULL: none */
-    MPI_Op op;                  /* NULL: none */
-    int root;                   /* -1: none */
-    size_t bytes;               /* the same on every rank, or ANY */
-};
-
-/* Enter call on comm: number it and, under PDMPI_CHECK=1, compare it with
- * every other rank's current call (collective); a mismatch fails on every
- * rank with each rank's call listed. */
-int pd_calls_enter(struct ompi_communicator_t *comm,
-                   const struct pd_call *call, struct pd_fail *fail);
+/* Number the next collective call on comm and record it as this
+ * process's last call (for the stall table); returns its number. */
+uint64_t pd_calls_note(struct ompi_communicator_t *comm, const char *name);
 
 /* The publisher of this process's last call (a thread that writes it to
  * the store when it changes, at most once a second), so that a rank that

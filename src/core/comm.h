@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "base/fail.h"
 #include "core/objects.h"
 
 struct pd_dccl_comm;
@@ -26,7 +27,14 @@ struct pd_store_client;
 struct pd_attr;
 struct pd_progress;
 struct pd_p2p;
-struct pd_create_group_count;
+/* How many MPI_Comm_create_group calls were made with one (tag, group):
+ * the group's members alone must agree on the new communicator's id. */
+struct pd_create_group_count {
+    int tag;
+    uint64_t group_hash;
+    unsigned count;
+    struct pd_create_group_count *next;
+};
 
 struct pd_comm_state {
     pthread_mutex_t lock;           /* the fields below */
@@ -45,15 +53,6 @@ struct pd_comm_state {
     bool hier_known;                     /* hier decided (may be NULL) */
     uint64_t calls;                      /* collective calls entered */
 };
-
-/* A failure inside core: the MPI error class and a one-line reason. */
-struct pd_fail {
-    int errclass;
-    char msg[1024];
-};
-
-void pd_fail_set(struct pd_fail *fail, int errclass, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init; world connects at once so
  * a broken world fails in MPI_Init, not in the first collective. */
@@ -83,38 +82,16 @@ int pd_comm_connect_host(const char *label, int rank, int size,
 int pd_comm_store_client(struct pd_store_client **store, const char *what,
                          struct pd_fail *fail);
 
-/* comm's device-CCL context, created on first use (collective: every
- * member calls it at the same point). */
-int pd_comm_device(struct ompi_communicator_t *comm,
-                   struct pd_dccl_comm **out, struct pd_fail *fail);
-
 /* The first of PD_TAGS_PER_CALL tags for the next call on comm. */
 uint32_t pd_comm_reserve_tags(struct ompi_communicator_t *comm);
 
 /* World rank of rank r of comm. */
 int pd_comm_world_rank(const struct ompi_communicator_t *comm, int r);
 
-/* Creation; *out is MPI_COMM_NULL for a rank that is not a member. */
-int pd_comm_dup(struct ompi_communicator_t *comm,
-                struct ompi_communicator_t **out, struct pd_fail *fail);
-int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
-                  struct ompi_communicator_t **out, struct pd_fail *fail);
-/* By host; ranks that pass member = false (MPI_UNDEFINED) still take
- * part in the exchange and get MPI_COMM_NULL. */
-int pd_comm_split_shared(struct ompi_communicator_t *comm, bool member,
-                         int key, struct ompi_communicator_t **out,
-                         struct pd_fail *fail);
-int pd_comm_create(struct ompi_communicator_t *comm,
-                   struct ompi_group_t *group,
-                   struct ompi_communicator_t **out, struct pd_fail *fail);
-int pd_comm_create_group(struct ompi_communicator_t *comm,
-                         struct ompi_group_t *group, int tag,
-                         struct ompi_communicator_t **out,
-                         struct pd_fail *fail);
-
-/* Release a user communicator (its attributes are deleted first). */
-void pd_comm_free(struct ompi_communicator_t *comm);
-/* Release the predefined ones' state at MPI_Finalize. */
-void pd_comm_finalize_predefined(struct ompi_communicator_t *comm);
+/* A new communicator's state over group (NULL if out of memory), and its
+ * release (the contexts hung on it are released by its owner first). */
+struct pd_comm_state *pd_comm_state_new(struct ompi_group_t *group,
+                                        const char *id);
+void pd_comm_state_free(struct pd_comm_state *st);
 
 #endif

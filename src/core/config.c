@@ -6,7 +6,7 @@
 
 #include "core/algo.h"
 #include "core/config.h"
-#include "core/log.h"
+#include "base/log.h"
 
 static int pd_parse_debug(const char *text, int *level)
 {

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <wchar.h>
 
+#include "base/elem.h"
+
 /* Extent of the C struct MPI's pair types describe ({value, index}). */
 #define PD_PAIR_EXTENT(a, b) sizeof(struct { a v; b i; })
 
@@ -23,19 +25,6 @@ enum pd_type_class {
     PD_TC_BYTE,
     PD_TC_CHAR,
     PD_TC_PAIR,
-};
-
-/* How one element is laid out in memory: selects the reduction kernel. */
-enum pd_elem_kind {
-    PD_EK_NONE = 0,
-    PD_EK_I8, PD_EK_I16, PD_EK_I32, PD_EK_I64,
-    PD_EK_U8, PD_EK_U16, PD_EK_U32, PD_EK_U64,
-    PD_EK_F32, PD_EK_F64, PD_EK_FLD,
-    PD_EK_CF32, PD_EK_CF64, PD_EK_CFLD,
-    PD_EK_BOOL,
-    PD_EK_LOGICAL8, PD_EK_LOGICAL16, PD_EK_LOGICAL32, PD_EK_LOGICAL64,
-    PD_EK_F16, PD_EK_BF16,
-    PD_EK_COUNT,
 };
 
 enum pd_type_id {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/runtime.h"
 
 struct pd_error_desc {

@@ -5,28 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/elem.h"
 #include "core/datatype.h"
-
-enum pd_op_id {
-    PD_OP_NULL = 0,
-    PD_OP_MAX, PD_OP_MIN, PD_OP_SUM, PD_OP_PROD,
-    PD_OP_LAND, PD_OP_BAND, PD_OP_LOR, PD_OP_BOR, PD_OP_LXOR, PD_OP_BXOR,
-    PD_OP_MAXLOC, PD_OP_MINLOC, PD_OP_REPLACE, PD_OP_NO_OP,
-    PD_OP_AVG,                      /* pdmpi's MPIX_OP_AVG */
-    PD_OP_COUNT,
-    PD_OP_USER = PD_OP_COUNT,       /* made by MPI_Op_create */
-};
-
-/*
- * out[i] = a[i] (op) b[i] for n elements; out may alias a or b. ctx is
- * the kernel's own state (NULL for predefined ops; the user function and
- * datatype for MPI_Op_create's ops).
- * Kernels are plain loops over typed arrays so the compiler vectorizes
- * them; the order of operands is fixed so every rank that reduces the
- * same inputs in the same order gets the same bits.
- */
-typedef void (*pd_reduce_fn)(void *out, const void *a, const void *b, size_t n,
-                             const void *ctx);
 
 struct ompi_op_t;
 struct ompi_datatype_t;

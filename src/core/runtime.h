@@ -32,15 +32,6 @@ static inline int pd_runtime_state(void)
     return __atomic_load_n(&pd_rt.state, __ATOMIC_ACQUIRE);
 }
 
-/* MPI_Init's work: configuration, world, store, MPI_COMM_WORLD/SELF.
- * Returns an MPI error class, with a message in err on failure. */
-int pd_runtime_init(int required_level, int *provided, char *err,
-                    size_t errlen);
-
-/* MPI_Finalize's work: a barrier on MPI_COMM_WORLD, then release
- * communicators and the store connection. */
-int pd_runtime_finalize(char *err, size_t errlen);
-
 /* Whether world rank w is another process of this host that has ended
  * (its pid is gone or a zombie); false where pids are not known. */
 bool pd_runtime_local_rank_gone(int w);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/backend.h"
 #include "base/coll_kind.h"
@@ -38,8 +39,9 @@ void pd_stats_way(enum pd_stat_way way);
 /* Called by core for each step it hands the host backend. */
 void pd_stats_algo(enum pd_algo algo);
 
-/* At MPI_Finalize, on every rank (collective over MPI_COMM_WORLD):
- * rank 0 prints the table to stderr. */
-void pd_stats_report(void);
+/* This process's counters: calls, bytes and nanoseconds per kind, then
+ * the ways and algorithms per kind (for the report). */
+void pd_stats_snapshot(int64_t sums[3 * PD_COLL_KINDS],
+                       int32_t ways[2 * PD_COLL_KINDS]);
 
 #endif

@@ -21,8 +21,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "core/datatype.h"
-#include "core/op.h"
+#include "base/elem.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,14 +3,14 @@
  * arguments; the communicator's progress thread runs it (core/progress.c)
  * and marks it done; MPI_Wait/MPI_Test observe that.
  */
-#ifndef PD_CORE_REQUEST_H
-#define PD_CORE_REQUEST_H
+#ifndef PD_SERVICE_REQUEST_H
+#define PD_SERVICE_REQUEST_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/coll.h"
+#include "coll/coll.h"
 
 struct pd_request_state {
     pthread_mutex_t lock;

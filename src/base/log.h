@@ -1,7 +1,7 @@
 /* PDMPI_DEBUG logging: warn (default), info (how the world formed, once),
  * trace (every call). Lines start with "pdmpi[rank]" like NCCL's. */
-#ifndef PD_CORE_LOG_H
-#define PD_CORE_LOG_H
+#ifndef PD_BASE_LOG_H
+#define PD_BASE_LOG_H
 
 enum pd_log_level {
     PD_LOG_NONE = 0,

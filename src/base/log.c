@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "base/log.h"
 
 int pd_log_level = PD_LOG_WARN;
 static int pd_log_rank = -1;

@@ -9,8 +9,8 @@
  * message as soon as a rank of this host is gone, or when the whole
  * connection has taken longer than PDMPI_TIMEOUT.
  */
-#ifndef PD_CORE_CONNECT_WATCH_H
-#define PD_CORE_CONNECT_WATCH_H
+#ifndef PD_SERVICE_CONNECT_WATCH_H
+#define PD_SERVICE_CONNECT_WATCH_H
 
 #include <pthread.h>
 #include <stdbool.h>

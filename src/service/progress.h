@@ -4,10 +4,10 @@
  * in call order -- their tags were taken at call time, so they line up
  * with the same calls on every other rank -- while the caller computes.
  */
-#ifndef PD_CORE_PROGRESS_H
-#define PD_CORE_PROGRESS_H
+#ifndef PD_SERVICE_PROGRESS_H
+#define PD_SERVICE_PROGRESS_H
 
-#include "core/request.h"
+#include "service/request.h"
 
 /* Queue req's collective on its communicator; MPI error class. */
 int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail);

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
-#include "core/p2p.h"
-#include "core/progress.h"
+#include "base/log.h"
+#include "service/p2p.h"
+#include "service/progress.h"
 #include "core/runtime.h"
 
 /* A message that arrived before a receive matched it. */

@@ -6,8 +6,8 @@
  * place. The tag is given by the caller (pd_comm_reserve_tags, in call
  * order); a call may use PD_TAGS_PER_CALL tags from it.
  */
-#ifndef PD_CORE_COLL_H
-#define PD_CORE_COLL_H
+#ifndef PD_COLL_COLL_H
+#define PD_COLL_COLL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,10 +6,10 @@
  * unexpected queue for one, in arrival order -- so messages between two
  * ranks on one communicator never overtake each other.
  */
-#ifndef PD_CORE_P2P_H
-#define PD_CORE_P2P_H
+#ifndef PD_SERVICE_P2P_H
+#define PD_SERVICE_P2P_H
 
-#include "core/request.h"
+#include "service/request.h"
 
 /* Send bytes to dst (a rank of comm, possibly this one). With request
  * NULL, return once the peer has the message; else start it and let

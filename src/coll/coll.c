@@ -2,8 +2,8 @@
  * The one dispatcher: a collective call, described once, goes down the
  * device, staged or host way, decided here once per call.
  */
-#include "core/coll.h"
-#include "core/devcoll.h"
+#include "coll/coll.h"
+#include "coll/devcoll.h"
 
 size_t pd_coll_block_count(const struct pd_coll *c, int r)
 {

@@ -19,9 +19,9 @@
 
 #include "core/algo.h"
 #include "core/calls.h"
-#include "core/coll.h"
-#include "core/hier.h"
-#include "core/log.h"
+#include "coll/coll.h"
+#include "coll/hier.h"
+#include "base/log.h"
 #include "core/runtime.h"
 #include "core/stats.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/coll.h"
+#include "coll/coll.h"
 
 void pd_layout_block(const struct pd_layout *l, int i, size_t *offset,
                      size_t *bytes)

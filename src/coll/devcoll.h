@@ -3,11 +3,16 @@
  * runtime is loaded, and the device and staged ways themselves (the host
  * way is coll_host.c). pd_coll_run is the one caller.
  */
-#ifndef PD_CORE_DEVCOLL_H
-#define PD_CORE_DEVCOLL_H
+#ifndef PD_COLL_DEVCOLL_H
+#define PD_COLL_DEVCOLL_H
 
-#include "core/coll.h"
+#include "coll/coll.h"
 #include "route/route.h"
+
+/* comm's device-CCL context, created on first use (collective: every
+ * member calls it at the same point; coll/device_comm.c). */
+int pd_comm_device(struct ompi_communicator_t *comm,
+                   struct pd_dccl_comm **out, struct pd_fail *fail);
 
 /* Host, device, staged, or refused (why says why) for c's buffers. */
 enum pd_route_way pd_devcoll_way(const struct pd_coll *c, char *why,

@@ -1,7 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/request.h"
+#include "service/request.h"
 
 struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
                                       const char *call)

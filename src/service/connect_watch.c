@@ -4,9 +4,9 @@
 #include <time.h>
 
 #include "boot/net.h"
-#include "core/connect_watch.h"
+#include "service/connect_watch.h"
 #include "core/error.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/runtime.h"
 
 /* How often the watch looks: a dead rank of this host is reported within

@@ -9,14 +9,14 @@
  * communicator share a host; otherwise pd_hier_get gives NULL and the
  * callers go straight to the host backend.
  */
-#ifndef PD_CORE_HIER_H
-#define PD_CORE_HIER_H
+#ifndef PD_COLL_HIER_H
+#define PD_COLL_HIER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/coll.h"
+#include "coll/coll.h"
 #include "core/comm.h"
 
 struct pd_hier;

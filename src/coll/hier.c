@@ -13,8 +13,8 @@
 
 #include "backend/shm/shm.h"
 #include "core/algo.h"
-#include "core/hier.h"
-#include "core/log.h"
+#include "coll/hier.h"
+#include "base/log.h"
 #include "core/runtime.h"
 #include "core/stats.h"
 

@@ -1,8 +1,8 @@
 #include <stdlib.h>
 
-#include "core/coll.h"
-#include "core/p2p.h"
-#include "core/progress.h"
+#include "coll/coll.h"
+#include "service/p2p.h"
+#include "service/progress.h"
 
 struct pd_progress {
     pthread_t thread;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/devcoll.h"
+#include "coll/devcoll.h"
 #include "core/op.h"
 #include "core/runtime.h"
 #include "core/stats.h"

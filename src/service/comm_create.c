@@ -1,0 +1,264 @@
+/*
+ * Communicator creation (dup, split, create) and release: the members
+ * agree on the new communicator through a collective on the parent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/hier.h"
+#include "core/attr.h"
+#include "core/group.h"
+#include "core/runtime.h"
+#include "route/route.h"
+#include "service/comm_create.h"
+#include "service/p2p.h"
+#include "service/progress.h"
+
+/* A new communicator object over group (this rank a member). */
+static struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *parent,
+                                               struct ompi_group_t *group,
+                                               const char *id)
+{
+    struct ompi_communicator_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->state = pd_comm_state_new(group, id);
+    if (c->state == NULL) {
+        free(c);
+        return NULL;
+    }
+    c->magic = PD_MAGIC_COMM;
+    c->kind = PD_COMM_USER;
+    c->rank = group->rank;
+    c->size = group->size;
+    /* A new communicator inherits its parent's error handler. */
+    c->errhandler = parent->errhandler;
+    return c;
+}
+
+/* FNV-1a: a short, stable name for an id or a member list. */
+static uint64_t pd_hash(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* A child's id: a fixed-length hash of how it was made (the parent's id
+ * and the creation's details), so ids stay short however deeply
+ * communicators are derived from one another. */
+static void pd_derive_id(char id[PD_COMM_ID_LEN], const char *how)
+{
+    snprintf(id, PD_COMM_ID_LEN, "c%016llx",
+             (unsigned long long)pd_hash(how, strlen(how)));
+}
+
+/* The id of the next communicator made from parent by a call on all of
+ * parent's ranks: every rank counts the same creation calls. */
+static void pd_child_id(struct ompi_communicator_t *parent, char *id,
+                        const char *detail)
+{
+    struct pd_comm_state *st = parent->state;
+    pthread_mutex_lock(&st->lock);
+    unsigned n = st->next_child++;
+    pthread_mutex_unlock(&st->lock);
+    char how[PD_COMM_ID_LEN + 64];
+    snprintf(how, sizeof(how), "%s.%u%s", st->id, n, detail);
+    pd_derive_id(id, how);
+}
+
+/* Wrap members into a communicator, or MPI_COMM_NULL if this rank is not
+ * one of them. Takes ownership of group. */
+static int pd_comm_finish(struct ompi_communicator_t *parent,
+                          struct ompi_group_t *group, const char *id,
+                          struct ompi_communicator_t **out,
+                          struct pd_fail *fail)
+{
+    if (group->rank == MPI_UNDEFINED) {
+        pd_group_release(group);
+        *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    *out = pd_comm_new(parent, group, id);
+    if (*out == NULL) {
+        pd_group_release(group);
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory creating a communicator");
+        return fail->errclass;
+    }
+    return MPI_SUCCESS;
+}
+
+int pd_comm_dup(struct ompi_communicator_t *comm,
+                struct ompi_communicator_t **out, struct pd_fail *fail)
+{
+    char id[PD_COMM_ID_LEN];
+    pd_child_id(comm, id, "");
+    struct ompi_group_t *group = comm->state->group;
+    pd_group_retain(group);
+    int rc = pd_comm_finish(comm, group, id, out, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (pd_attr_copy_all(comm, *out, fail) != 0) {
+        pd_comm_free(*out);
+        *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
+        return fail->errclass;
+    }
+    return MPI_SUCCESS;
+}
+
+struct pd_split_entry {
+    int color;
+    int key;
+    int rank;           /* in the parent */
+};
+
+static int pd_split_order(const void *a, const void *b)
+{
+    const struct pd_split_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
+                  struct ompi_communicator_t **out, struct pd_fail *fail)
+{
+    char id[PD_COMM_ID_LEN], detail[32];
+    snprintf(detail, sizeof(detail), ":%d", color);
+    pd_child_id(comm, id, detail);
+    int n = comm->size;
+    struct pd_split_entry mine = { color, key, comm->rank };
+    struct pd_split_entry *all = malloc((size_t)n * sizeof(*all));
+    if (all == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    int rc = pd_progress_allgather(comm, &mine, all, sizeof(mine), fail);
+    if (rc != MPI_SUCCESS || color == MPI_UNDEFINED) {
+        free(all);
+        if (rc == MPI_SUCCESS)
+            *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
+        return rc;
+    }
+    /* Members of my color, ordered by key, ties by parent rank. */
+    int members = 0;
+    for (int i = 0; i < n; i++)
+        if (all[i].color == color)
+            all[members++] = all[i];
+    qsort(all, (size_t)members, sizeof(*all), pd_split_order);
+    int *world = malloc((size_t)members * sizeof(int));
+    if (world == NULL) {
+        free(all);
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    for (int i = 0; i < members; i++)
+        world[i] = pd_comm_world_rank(comm, all[i].rank);
+    free(all);
+    struct ompi_group_t *group = pd_group_new(members, world);
+    free(world);
+    if (group == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    return pd_comm_finish(comm, group, id, out, fail);
+}
+
+int pd_comm_split_shared(struct ompi_communicator_t *comm, bool member,
+                         int key, struct ompi_communicator_t **out,
+                         struct pd_fail *fail)
+{
+    /* Ranks on one host share a color: the lowest parent rank there.
+     * World formation numbered the hosts, so no exchange is needed. */
+    int my_node = pd_rt.world.node_of[comm->state->group->members[comm->rank]];
+    int color = comm->rank;
+    for (int i = 0; i < comm->size; i++) {
+        if (pd_rt.world.node_of[comm->state->group->members[i]] == my_node) {
+            color = i;
+            break;
+        }
+    }
+    return pd_comm_split(comm, member ? color : MPI_UNDEFINED, key, out, fail);
+}
+
+int pd_comm_create(struct ompi_communicator_t *comm,
+                   struct ompi_group_t *group,
+                   struct ompi_communicator_t **out, struct pd_fail *fail)
+{
+    char id[PD_COMM_ID_LEN];
+    pd_child_id(comm, id, "");
+    struct ompi_group_t *copy = pd_group_new(group->size, group->members);
+    if (copy == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    return pd_comm_finish(comm, copy, id, out, fail);
+}
+
+int pd_comm_create_group(struct ompi_communicator_t *comm,
+                         struct ompi_group_t *group, int tag,
+                         struct ompi_communicator_t **out,
+                         struct pd_fail *fail)
+{
+    uint64_t hash = pd_hash(group->members, (size_t)group->size * sizeof(int));
+    struct pd_comm_state *st = comm->state;
+    pthread_mutex_lock(&st->lock);
+    struct pd_create_group_count *c = st->group_counts;
+    while (c != NULL && (c->tag != tag || c->group_hash != hash))
+        c = c->next;
+    if (c == NULL && (c = calloc(1, sizeof(*c))) != NULL) {
+        c->tag = tag;
+        c->group_hash = hash;
+        c->next = st->group_counts;
+        st->group_counts = c;
+    }
+    unsigned n = c != NULL ? c->count++ : 0;
+    pthread_mutex_unlock(&st->lock);
+    if (c == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    char how[PD_COMM_ID_LEN + 64], id[PD_COMM_ID_LEN];
+    snprintf(how, sizeof(how), "%s.g%d.%016llx.%u", st->id, tag,
+             (unsigned long long)hash, n);
+    pd_derive_id(id, how);
+    struct ompi_group_t *copy = pd_group_new(group->size, group->members);
+    if (copy == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    return pd_comm_finish(comm, copy, id, out, fail);
+}
+
+static void pd_comm_release_state(struct ompi_communicator_t *comm)
+{
+    struct pd_comm_state *st = comm->state;
+    if (st == NULL)
+        return;
+    pd_progress_stop(comm);
+    pd_p2p_release(comm);
+    pd_hier_free(st->hier);
+    if (st->host_comm != NULL)
+        st->host_ops->comm_destroy(st->host_comm);
+    pd_dccl_comm_destroy(st->dev_comm, false);
+    comm->state = NULL;
+    pd_comm_state_free(st);
+}
+
+void pd_comm_free(struct ompi_communicator_t *comm)
+{
+    pd_comm_release_state(comm);
+    comm->magic = PD_MAGIC_FREED;
+    free(comm);
+}
+
+void pd_comm_finalize_predefined(struct ompi_communicator_t *comm)
+{
+    pd_attr_delete_all(comm);
+    pd_comm_release_state(comm);
+}
