@@ -2,8 +2,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
 #include "core/algo.h"
 #include "core/coll.h"
 #include "core/runtime.h"
@@ -32,13 +32,6 @@ static struct {
  * allgather composed from an exchange, a staged call) count once. */
 static _Thread_local struct pd_stat_scope *pd_stats_current;
 
-static double pd_stats_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 void pd_stats_begin(struct pd_stat_scope *scope, enum pd_stat_call call,
                     size_t bytes)
 {
@@ -49,7 +42,7 @@ void pd_stats_begin(struct pd_stat_scope *scope, enum pd_stat_call call,
     scope->bytes = bytes;
     scope->ways = 0;
     scope->algos = 0;
-    scope->start = pd_stats_now();
+    scope->start = (double)pd_clock_ns();
     pd_stats_current = scope;
 }
 
@@ -57,7 +50,7 @@ void pd_stats_end(struct pd_stat_scope *scope)
 {
     if (scope->call < 0)
         return;
-    int64_t nanos = (int64_t)(pd_stats_now() - scope->start);
+    int64_t nanos = (int64_t)((double)pd_clock_ns() - scope->start);
     int c = scope->call;
     __atomic_fetch_add(&pd_stats.calls[c], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&pd_stats.bytes[c], (int64_t)scope->bytes,

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/dccl/dccl.h"
+#include "base/clock.h"
 #include "boot/store.h"
 
 struct pd_dccl_comm {
@@ -17,13 +17,6 @@ struct pd_dccl_comm {
     int timeout_ms;
     bool broken;                    /* a wait failed: only abort is left */
 };
-
-static int64_t pd_dccl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int pd_dccl_open(struct pd_dccl *d, const struct pd_dccl_binding *b,
                  bool with_ccl, const char *ccl_lib, const char *runtime_lib,
@@ -202,7 +195,7 @@ static int pd_dccl_finish(struct pd_dccl_comm *c, int launched, char *err,
         c->broken = true;
         return PD_BACKEND_ERR_INTERNAL;
     }
-    int64_t deadline = pd_dccl_now_ms() + c->timeout_ms;
+    int64_t deadline = pd_clock_ms() + c->timeout_ms;
     if (c->d->b->stream_wait(c->comm, c->stream, deadline, err, errlen) != 0) {
         c->broken = true;
         return PD_BACKEND_ERR_IO;
