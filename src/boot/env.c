@@ -74,6 +74,12 @@ int pd_env_copy(const char *source, const char *name, char *dst,
     return 0;
 }
 
+const char *pd_env_socket_ifname(const char **var)
+{
+    const char *name = pd_env_get(*var = "PDMPI_SOCKET_IFNAME");
+    return name != NULL ? name : pd_env_get(*var = "GLOO_SOCKET_IFNAME");
+}
+
 /* Not a secret, only a name that differs between jobs. */
 void pd_derive_job_key(const char *tag, const char *material, char *key,
                        size_t keylen)

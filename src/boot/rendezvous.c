@@ -32,24 +32,13 @@ static int pd_ms_left(int64_t deadline_ms)
     return left < 1 ? 1 : (int)left;
 }
 
-static const char *pd_socket_ifname(const char **var)
-{
-    *var = "PDMPI_SOCKET_IFNAME";
-    const char *name = pd_env_get(*var);
-    if (name == NULL) {
-        *var = "GLOO_SOCKET_IFNAME";
-        name = pd_env_get(*var);
-    }
-    return name;
-}
-
 /* The address rank 0 publishes: the chosen interface's, loopback when
  * every rank is on this host, else the first interface that is up. */
 static int pd_store_host(const struct pd_world *w, char *host, size_t hostlen,
                          char *err, size_t errlen)
 {
     const char *var;
-    const char *ifname = pd_socket_ifname(&var);
+    const char *ifname = pd_env_socket_ifname(&var);
     char why[256];
     if (ifname != NULL) {
         if (pd_world_iface_addr(ifname, host, hostlen, why, sizeof(why)) == 0)
