@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "boot/env.h"
 
 const char *pd_env_get(const char *name)
@@ -73,14 +74,16 @@ int pd_env_copy(const char *source, const char *name, char *dst,
     return 0;
 }
 
-/* FNV-1a: not a secret, only a name that differs between jobs. */
+const char *pd_env_socket_ifname(const char **var)
+{
+    const char *name = pd_env_get(*var = "PDMPI_SOCKET_IFNAME");
+    return name != NULL ? name : pd_env_get(*var = "GLOO_SOCKET_IFNAME");
+}
+
+/* Not a secret, only a name that differs between jobs. */
 void pd_derive_job_key(const char *tag, const char *material, char *key,
                        size_t keylen)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const char *p = material; *p; p++) {
-        h ^= (unsigned char)*p;
-        h *= 0x100000001b3ull;
-    }
+    uint64_t h = pd_fnv1a64(material, strlen(material));
     snprintf(key, keylen, "%s-%016" PRIx64, tag, h);
 }

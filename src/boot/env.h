@@ -25,6 +25,11 @@ int pd_env_int_or(const char *source, const char *name, int min, int max,
 int pd_env_copy(const char *source, const char *name, char *dst,
                 size_t dstlen, char *err, size_t errlen);
 
+/* The network interface the user chose: PDMPI_SOCKET_IFNAME, else gloo's
+ * GLOO_SOCKET_IFNAME (what jobs written for gloo already set); NULL if
+ * neither is set. *var names the one read, for messages. */
+const char *pd_env_socket_ifname(const char **var);
+
 /* Integer parse of text in [min, max]; true on success. */
 bool pd_parse_int(const char *text, long min, long max, long *out);
 

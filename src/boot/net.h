@@ -13,10 +13,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "base/clock.h"
+
 #define PD_NET_HOST_LEN 256
 #define PD_NET_PORT_LEN 16
 
-int64_t pd_net_now_ms(void);
+/* The boot layer's name for the clock its deadlines are set on. */
+static inline int64_t pd_net_now_ms(void) { return pd_clock_ms(); }
 
 /*
  * Split "host:port" or "[v6addr]:port" into its parts. A bare IPv6 address

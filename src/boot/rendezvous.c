@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "boot/env.h"
 #include "boot/net.h"
 #include "boot/world.h"
@@ -31,24 +32,13 @@ static int pd_ms_left(int64_t deadline_ms)
     return left < 1 ? 1 : (int)left;
 }
 
-static const char *pd_socket_ifname(const char **var)
-{
-    *var = "PDMPI_SOCKET_IFNAME";
-    const char *name = pd_env_get(*var);
-    if (name == NULL) {
-        *var = "GLOO_SOCKET_IFNAME";
-        name = pd_env_get(*var);
-    }
-    return name;
-}
-
 /* The address rank 0 publishes: the chosen interface's, loopback when
  * every rank is on this host, else the first interface that is up. */
 static int pd_store_host(const struct pd_world *w, char *host, size_t hostlen,
                          char *err, size_t errlen)
 {
     const char *var;
-    const char *ifname = pd_socket_ifname(&var);
+    const char *ifname = pd_env_socket_ifname(&var);
     char why[256];
     if (ifname != NULL) {
         if (pd_world_iface_addr(ifname, host, hostlen, why, sizeof(why)) == 0)
@@ -69,41 +59,6 @@ static int pd_store_host(const struct pd_world *w, char *host, size_t hostlen,
     snprintf(err, errlen, "%s: the world spans hosts but %s", w->launcher_desc,
              why);
     return -1;
-}
-
-static void pd_hex_encode(const char *text, char *hex, size_t hexlen)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t out = 0;
-    for (const char *p = text; *p && out + 2 < hexlen; p++) {
-        hex[out++] = digits[(unsigned char)*p >> 4];
-        hex[out++] = digits[(unsigned char)*p & 15];
-    }
-    hex[out] = '\0';
-}
-
-static int pd_hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-static int pd_hex_decode(const char *hex, char *text, size_t textlen)
-{
-    size_t len = strlen(hex);
-    if (len % 2 != 0 || len / 2 >= textlen)
-        return -1;
-    for (size_t i = 0; i < len / 2; i++) {
-        int hi = pd_hex_value(hex[2 * i]), lo = pd_hex_value(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-            return -1;
-        text[i] = (char)(hi * 16 + lo);
-    }
-    text[len / 2] = '\0';
-    return 0;
 }
 
 /* Rank 0 hosts the store anywhere and tells the others through the
@@ -129,7 +84,7 @@ static int pd_publish_store(struct pd_world *w, int64_t deadline_ms, char *err,
         char plain[PD_STORE_ADDR_LEN + PD_STORE_MAX_JOBKEY + 2];
         char hex[2 * sizeof(plain) + 1];
         snprintf(plain, sizeof(plain), "%s|%s", w->store_addr, w->job_key);
-        pd_hex_encode(plain, hex, sizeof(hex));
+        pd_hex_encode(plain, strlen(plain), hex);
         if (pm->ops->put(pm, PD_PM_STORE_KEY, hex, err, errlen) != 0)
             return -1;
     }
@@ -138,12 +93,14 @@ static int pd_publish_store(struct pd_world *w, int64_t deadline_ms, char *err,
     if (w->rank == 0)
         return 0;
     char hex[PD_PM_MAX_VALUE + 1];
-    char plain[PD_PM_MAX_VALUE / 2 + 1];
+    char plain[PD_PM_MAX_VALUE / 2 + 1] = ""; /* zeroed: decoded text ends */
     if (pm->ops->get(pm, 0, PD_PM_STORE_KEY, hex, sizeof(hex), deadline_ms,
                      err, errlen) != 0)
         return -1;
+    size_t n = strlen(hex) / 2;
     char *bar = NULL;
-    if (pd_hex_decode(hex, plain, sizeof(plain)) != 0 ||
+    if (n >= sizeof(plain) || pd_hex_decode(hex, strlen(hex), plain, n) != 0 ||
+        strlen(plain) != n /* a NUL inside */ ||
         (bar = strchr(plain, '|')) == NULL ||
         (size_t)(bar - plain) >= sizeof(w->store_addr) ||
         strlen(bar + 1) == 0 || strlen(bar + 1) >= sizeof(w->job_key)) {

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "net.h"
 #include "store_proto.h"
 
@@ -524,15 +525,10 @@ static void fill_random(uint8_t *buf, size_t len)
 
 void pd_store_make_job_key(char *buf, size_t buflen)
 {
-    static const char hex[] = "0123456789abcdef";
     uint8_t bytes[16];
     if (buflen == 0)
         return;
     fill_random(bytes, sizeof bytes);
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof bytes && n + 2 < buflen; i++) {
-        buf[n++] = hex[bytes[i] >> 4];
-        buf[n++] = hex[bytes[i] & 15];
-    }
-    buf[n] = '\0';
+    size_t fit = (buflen - 1) / 2; /* whole bytes, shorter buffers cut */
+    pd_hex_encode(bytes, fit < sizeof bytes ? fit : sizeof bytes, buf);
 }

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "net.h"
 #include "store_frame.h"
 #include "store_proto.h"
@@ -144,22 +145,12 @@ static void buffer_free(struct pd_buffer *b)
 
 /* ------------------------------------------------------------ key table */
 
-static uint32_t hash_key(const uint8_t *key, uint32_t keylen)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (uint32_t i = 0; i < keylen; i++) {
-        h ^= key[i];
-        h *= 16777619u;
-    }
-    return h;
-}
-
 static struct pd_kv_entry *kv_find(struct pd_kv_table *t, const uint8_t *key,
                                    uint32_t keylen)
 {
     if (t->nbuckets == 0)
         return NULL;
-    uint32_t h = hash_key(key, keylen);
+    uint32_t h = pd_fnv1a32(key, keylen);
     for (struct pd_kv_entry *e = t->buckets[h % t->nbuckets]; e; e = e->next)
         if (e->hash == h && e->keylen == keylen &&
             memcmp(e->key, key, keylen) == 0)
@@ -216,7 +207,7 @@ static int kv_set(struct pd_kv_table *t, const uint8_t *key, uint32_t keylen,
     }
     memcpy(e->key, key, keylen);
     e->keylen = keylen;
-    e->hash = hash_key(key, keylen);
+    e->hash = pd_fnv1a32(key, keylen);
     e->value = copy;
     e->vallen = vallen;
     e->next = t->buckets[e->hash % t->nbuckets];

@@ -219,14 +219,6 @@ static int pd_shm_failed(int status, struct ompi_communicator_t *comm,
     return pd_coll_backend_failed(status, comm, what, e->msg, fail);
 }
 
-static void *pd_scratch(size_t bytes, struct pd_fail *fail)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (p == NULL)
-        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (%zu bytes)", bytes);
-    return p;
-}
-
 /* Intra-host reduction: local rank `to` keeps all of it at out. */
 static int pd_local_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                            const void *in, void *out,
@@ -371,7 +363,7 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     bool leader_is_root = comm->rank == root && h->local_rank == 0;
     void *partial = recvbuf;
     if (h->local_rank == 0 && !leader_is_root &&
-        (partial = pd_scratch(bytes, fail)) == NULL)
+        (partial = pd_coll_alloc(bytes, fail)) == NULL)
         return fail->errclass;
     int rc = pd_local_reduce(comm, h, in, partial, red, 0, "reduce", fail);
     if (rc == MPI_SUCCESS && pd_leads(h)) {
@@ -477,7 +469,7 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
                                struct pd_fail *fail)
 {
     int n = comm->size, H = h->num_hosts;
-    size_t *offs = pd_scratch((3 * (size_t)n + (size_t)H) * sizeof(size_t),
+    size_t *offs = pd_coll_alloc((3 * (size_t)n + (size_t)H) * sizeof(size_t),
                               fail);
     if (offs == NULL)
         return fail->errclass;
@@ -491,7 +483,7 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
     size_t most = 0;
     for (int i = 0; i < H; i++)
         most = host_bytes[i] > most ? host_bytes[i] : most;
-    unsigned char *all = pd_scratch((size_t)H * most, fail);
+    unsigned char *all = pd_coll_alloc((size_t)H * most, fail);
     int rc = all == NULL ? fail->errclass : MPI_SUCCESS;
     /* This host's pack, in place in its slot of all. */
     unsigned char *mine = all != NULL ? all + (size_t)h->host * most : NULL;
@@ -545,7 +537,7 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
     size_t stack[2 * PD_STACK_RANKS];
     size_t *offs = comm->size <= PD_STACK_RANKS
                        ? stack
-                       : pd_scratch(2 * (size_t)comm->size * sizeof(size_t),
+                       : pd_coll_alloc(2 * (size_t)comm->size * sizeof(size_t),
                                     fail);
     if (offs == NULL)
         return fail->errclass;
@@ -596,7 +588,7 @@ static size_t *pd_block_table(struct ompi_communicator_t *comm, size_t *stack,
 {
     size_t n = 4 * (size_t)comm->size;
     size_t *t = comm->size <= PD_STACK_RANKS
-                    ? stack : pd_scratch(n * sizeof(size_t), fail);
+                    ? stack : pd_coll_alloc(n * sizeof(size_t), fail);
     if (t != NULL)
         memset(t, 0, n * sizeof(size_t));
     return t;

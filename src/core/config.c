@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boot/env.h"
 #include "core/algo.h"
 #include "core/config.h"
 #include "base/log.h"
@@ -142,12 +143,11 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
         strcpy(c->backend, v);
     }
 
-    v = getenv("PDMPI_SOCKET_IFNAME");
-    if (v == NULL || v[0] == '\0')
-        v = getenv("GLOO_SOCKET_IFNAME");
-    if (v != NULL && v[0] != '\0' &&
-        pd_copy_bounded("PDMPI_SOCKET_IFNAME", v, c->socket_ifname,
-                        sizeof(c->socket_ifname), err, errlen) != 0)
+    const char *var;
+    v = pd_env_socket_ifname(&var);
+    if (v != NULL &&
+        pd_copy_bounded(var, v, c->socket_ifname, sizeof(c->socket_ifname),
+                        err, errlen) != 0)
         return -1;
 
     v = getenv("PDMPI_LAUNCHER");

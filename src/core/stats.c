@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "core/stats.h"
 
 bool pd_stats_enabled;
@@ -21,13 +22,6 @@ static struct {
  * allgather composed from an exchange, a staged call) count once. */
 static _Thread_local struct pd_stat_scope *pd_stats_current;
 
-static double pd_stats_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 void pd_stats_begin(struct pd_stat_scope *scope, enum pd_coll_kind call,
                     size_t bytes)
 {
@@ -38,7 +32,7 @@ void pd_stats_begin(struct pd_stat_scope *scope, enum pd_coll_kind call,
     scope->bytes = bytes;
     scope->ways = 0;
     scope->algos = 0;
-    scope->start = pd_stats_now();
+    scope->start = (double)pd_clock_ns();
     pd_stats_current = scope;
 }
 
@@ -46,7 +40,7 @@ void pd_stats_end(struct pd_stat_scope *scope)
 {
     if (scope->call < 0)
         return;
-    int64_t nanos = (int64_t)(pd_stats_now() - scope->start);
+    int64_t nanos = (int64_t)((double)pd_clock_ns() - scope->start);
     int c = scope->call;
     __atomic_fetch_add(&pd_stats.calls[c], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&pd_stats.bytes[c], (int64_t)scope->bytes,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "coll/hier.h"
 #include "core/attr.h"
 #include "core/group.h"
@@ -37,17 +38,6 @@ static struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *paren
     return c;
 }
 
-/* FNV-1a: a short, stable name for an id or a member list. */
-static uint64_t pd_hash(const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 /* A child's id: a fixed-length hash of how it was made (the parent's id
  * and the creation's details), so ids stay short however deeply
@@ -55,7 +45,7 @@ static uint64_t pd_hash(const void *data, size_t len)
 static void pd_derive_id(char id[PD_COMM_ID_LEN], const char *how)
 {
     snprintf(id, PD_COMM_ID_LEN, "c%016llx",
-             (unsigned long long)pd_hash(how, strlen(how)));
+             (unsigned long long)pd_fnv1a64(how, strlen(how)));
 }
 
 /* The id of the next communicator made from parent by a call on all of
@@ -205,7 +195,7 @@ int pd_comm_create_group(struct ompi_communicator_t *comm,
                          struct ompi_communicator_t **out,
                          struct pd_fail *fail)
 {
-    uint64_t hash = pd_hash(group->members, (size_t)group->size * sizeof(int));
+    uint64_t hash = pd_fnv1a64(group->members, (size_t)group->size * sizeof(int));
     struct pd_comm_state *st = comm->state;
     pthread_mutex_lock(&st->lock);
     struct pd_create_group_count *c = st->group_counts;

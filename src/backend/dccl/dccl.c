@@ -3,9 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/dccl/dccl.h"
+#include "base/clock.h"
+#include "base/hex.h"
 #include "boot/store.h"
 
 struct pd_dccl_comm {
@@ -17,13 +18,6 @@ struct pd_dccl_comm {
     int timeout_ms;
     bool broken;                    /* a wait failed: only abort is left */
 };
-
-static int64_t pd_dccl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int pd_dccl_open(struct pd_dccl *d, const struct pd_dccl_binding *b,
                  bool with_ccl, const char *ccl_lib, const char *runtime_lib,
@@ -71,30 +65,6 @@ bool pd_dccl_supports(const struct pd_dccl *d, enum pd_elem_kind kind,
     return d->ccl && d->b->dtype(kind) >= 0 && d->b->redop(op) >= 0;
 }
 
-static void pd_hex(const unsigned char *bytes, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[bytes[i] >> 4];
-        out[2 * i + 1] = digits[bytes[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static int pd_unhex(const char *hex, size_t hexlen, unsigned char *bytes,
-                    size_t n)
-{
-    if (hexlen != 2 * n)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned value;
-        if (sscanf(hex + 2 * i, "%2x", &value) != 1)
-            return -1;
-        bytes[i] = (unsigned char)value;
-    }
-    return 0;
-}
-
 /* Rank 0 makes the unique id and posts it, hex-encoded; the others wait
  * for it (bounded by the timeout). */
 static int pd_dccl_share_id(struct pd_dccl *d,
@@ -115,7 +85,7 @@ static int pd_dccl_share_id(struct pd_dccl *d,
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        pd_hex(id, n, hex);
+        pd_hex_encode(id, n, hex);
         int rc = pd_store_set(init->store, key, hex, 2 * n, err, errlen);
         free(hex);
         return rc;
@@ -125,7 +95,7 @@ static int pd_dccl_share_id(struct pd_dccl *d,
     if (pd_store_get(init->store, key, &value, &len, init->timeout_ms, err,
                      errlen) != 0)
         return -1;
-    int rc = pd_unhex(value, len, id, n);
+    int rc = pd_hex_decode(value, len, id, n);
     free(value);
     if (rc != 0)
         snprintf(err, errlen, "malformed %s unique id in the store (%zu "
@@ -202,7 +172,7 @@ static int pd_dccl_finish(struct pd_dccl_comm *c, int launched, char *err,
         c->broken = true;
         return PD_BACKEND_ERR_INTERNAL;
     }
-    int64_t deadline = pd_dccl_now_ms() + c->timeout_ms;
+    int64_t deadline = pd_clock_ms() + c->timeout_ms;
     if (c->d->b->stream_wait(c->comm, c->stream, deadline, err, errlen) != 0) {
         c->broken = true;
         return PD_BACKEND_ERR_IO;

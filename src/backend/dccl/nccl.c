@@ -16,6 +16,7 @@
 #include <nccl.h>
 
 #include "backend/dccl/dccl.h"
+#include "base/clock.h"
 
 #define PD_NCCL_LIB "libnccl.so.2"
 #define PD_CUDART_LIB "libcudart.so"
@@ -395,13 +396,6 @@ static void pd_nccl_stream_destroy(void *stream)
         pd_nccl.last_cuda_error();
 }
 
-static int64_t pd_nccl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Polls bounded by the deadline rather than cudaStreamSynchronize, which
  * would hang forever if a peer died mid-collective; NCCL reports such
  * failures only through ncclCommGetAsyncError. Short operations finish
@@ -409,7 +403,7 @@ static int64_t pd_nccl_now_ms(void)
 static int pd_nccl_stream_wait(void *comm, void *stream, int64_t deadline_ms,
                                char *err, size_t errlen)
 {
-    int64_t start_ms = pd_nccl_now_ms();
+    int64_t start_ms = pd_clock_ms();
     for (unsigned long polls = 0;; polls++) {
         cudaError_t crc = pd_nccl.stream_query((cudaStream_t)stream);
         if (crc == cudaSuccess)
@@ -424,7 +418,7 @@ static int pd_nccl_stream_wait(void *comm, void *stream, int64_t deadline_ms,
         if (async != ncclSuccess && async != ncclInProgress)
             return pd_nccl_fail(err, errlen, "the NCCL operation", async,
                                 (ncclComm_t)comm);
-        int64_t now = pd_nccl_now_ms();
+        int64_t now = pd_clock_ms();
         if (now >= deadline_ms) {
             snprintf(err, errlen, "the NCCL operation did not complete "
                      "within %.3g s", (double)(deadline_ms - start_ms) / 1000);

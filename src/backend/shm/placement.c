@@ -96,7 +96,7 @@ static int pd_running_tasks(void)
 void pd_shm_leave_cpu(struct pd_shm_comm *c)
 {
     int cpu = pd_shm_note_cpu(c);
-    int64_t now = pd_shm_now_ns();
+    int64_t now = pd_clock_ns();
     if (cpu < 0 || cpu >= CPU_SETSIZE ||
         (c->moved_ns != 0 && now - c->moved_ns < PD_SHM_MOVE_GAP_NS))
         return;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend/shm/shm_internal.h"
+#include "base/hash.h"
 #include "boot/net.h"
 #include "boot/store.h"
 
@@ -28,20 +29,14 @@ size_t pd_shm_segment_bytes(int size, size_t chunk)
     return first + 2 * (size_t)(size + 1) * chunk;
 }
 
-/* FNV-1a, to fold the job key and the communicator into a short name. */
-static uint64_t pd_hash(uint64_t h, const char *s)
-{
-    for (; *s != '\0'; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
+/* The job key and the communicator folded into a short name. */
 static void pd_segment_name(const struct pd_shm_init *init, char *name,
                             size_t len)
 {
     static _Atomic unsigned serial;
-    uint64_t h = pd_hash(pd_hash(0xcbf29ce484222325ull, init->job_key),
-                         init->store_prefix);
+    const char *key = init->job_key, *prefix = init->store_prefix;
+    uint64_t h = pd_fnv1a64_more(pd_fnv1a64(key, strlen(key)), prefix,
+                                 strlen(prefix));
     snprintf(name, len, "/pdmpi-%016llx-%d-%u", (unsigned long long)h,
              (int)getpid(), atomic_fetch_add(&serial, 1));
 }

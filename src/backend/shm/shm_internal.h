@@ -28,9 +28,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <time.h>
 
 #include "backend/shm/shm.h"
+#include "base/clock.h"
 
 #define PD_SHM_MAGIC 0x50445348u        /* "PDSH" */
 #define PD_SHM_HEADER_BYTES 4096
@@ -116,13 +116,6 @@ static inline unsigned char *pd_shm_slot(struct pd_shm_comm *c, uint32_t b,
     size_t first = (PD_SHM_HEADER_BYTES + lines + 4095) & ~(size_t)4095;
     return c->base + first +
            ((size_t)(b & 1) * (size_t)(c->size + 1) + (size_t)r) * c->chunk;
-}
-
-static inline int64_t pd_shm_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Copy n bytes to dst in the segment with non-temporal stores (a plain

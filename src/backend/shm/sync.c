@@ -239,7 +239,7 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
          * doubles the next one's time, up to c->spin; one that does not
          * halves it, down to the floor -- or to nothing when the rank
          * waited for shares this processor: spinning only delays it. */
-        int64_t until = pd_shm_now_ns() + c->spin_ns;
+        int64_t until = pd_clock_ns() + c->spin_ns;
         for (unsigned i = 1;; i++) {
             if (pd_all_reached(c, which, step, only, &next)) {
                 c->spin_ns *= 2;
@@ -248,7 +248,7 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
                 return PD_BACKEND_OK;
             }
             pd_cpu_relax();
-            if (i % 32 == 0 && pd_shm_now_ns() >= until)
+            if (i % 32 == 0 && pd_clock_ns() >= until)
                 break;
         }
         c->spin_ns /= 2;
@@ -265,11 +265,11 @@ static int pd_wait_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
     for (int i = 0; i < PD_SHM_YIELDS; i++) {
         if (pd_all_reached(c, which, step, only, &next))
             return PD_BACKEND_OK;
-        int64_t before = pd_shm_now_ns();
+        int64_t before = pd_clock_ns();
         sched_yield();
         /* A yield that took long ran another task here, with a
          * processor per rank often another rank (pd_shm_leave_cpu). */
-        if (!c->oversubscribed && pd_shm_now_ns() - before > PD_SHM_CROWDED_NS)
+        if (!c->oversubscribed && pd_clock_ns() - before > PD_SHM_CROWDED_NS)
             pd_shm_leave_cpu(c);
     }
     int64_t now = pd_net_now_ms();
