@@ -1,9 +1,16 @@
 /*
  * The one dispatcher: a collective call, described once, goes down the
- * device, staged or host way, decided here once per call.
+ * device, staged or host way, decided here once per call. Every failure
+ * of a backend, host or device, becomes an MPI error class here too.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "coll/coll.h"
 #include "coll/devcoll.h"
+#include "core/calls.h"
+#include "core/runtime.h"
 
 size_t pd_coll_block_count(const struct pd_coll *c, int r)
 {
@@ -19,6 +26,56 @@ void pd_coll_block_span(const struct pd_coll *c, int r, size_t *from,
             *from += pd_coll_block_count(c, i);
         *total += pd_coll_block_count(c, i);
     }
+}
+
+/* ---- failures, host and device alike ---------------------------------- */
+
+static void pd_coll_name_gone(struct ompi_communicator_t *comm, char *buf,
+                              size_t len)
+{
+    size_t n = strlen(buf);
+    for (int r = 0; r < comm->size && n < len; r++) {
+        int w = pd_comm_world_rank(comm, r);
+        if (!pd_runtime_local_rank_gone(w))
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "; rank %d (%s, pid %d) is gone",
+                              r, pd_rt.host, pd_rt.world.pid_of[w]);
+    }
+}
+
+int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
+                           const char *what, const char *detail,
+                           struct pd_fail *fail)
+{
+    int errclass = MPI_ERR_OTHER;
+    if (status == PD_BACKEND_ERR_IO)
+        pd_runtime_note_peer_lost();
+    if (status == PD_BACKEND_ERR_NOMEM)
+        errclass = MPI_ERR_NO_MEM;
+    else if (status == PD_BACKEND_ERR_UNSUPPORTED)
+        errclass = MPI_ERR_UNSUPPORTED_OPERATION;
+    else if (status == PD_BACKEND_ERR_INTERNAL)
+        errclass = MPI_ERR_INTERN;
+    pd_fail_set(fail, errclass, "%s on %s failed%s: %s", what,
+                comm->name[0] ? comm->name : comm->state->id,
+                status == PD_BACKEND_ERR_TIMEOUT
+                    ? " (timed out; PDMPI_TIMEOUT bounds every wait)" : "",
+                detail);
+    /* A lost connection: name the ranks of this host that are gone. */
+    if (status == PD_BACKEND_ERR_IO)
+        pd_coll_name_gone(comm, fail->msg, sizeof(fail->msg));
+    /* A stall: say what every other rank was last doing. */
+    if (status == PD_BACKEND_ERR_TIMEOUT)
+        pd_calls_stall_table(comm, fail->msg, sizeof(fail->msg));
+    return errclass;
+}
+
+void *pd_coll_alloc(size_t bytes, struct pd_fail *fail)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL)
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (%zu bytes)", bytes);
+    return p;
 }
 
 /* Calls whose count is the same on every rank and that move nothing at 0. */

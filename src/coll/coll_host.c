@@ -13,16 +13,13 @@
  * rank order -- the order MPI prescribes -- so every rank computes the
  * same bits.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/algo.h"
-#include "core/calls.h"
 #include "coll/coll.h"
 #include "coll/hier.h"
 #include "base/log.h"
-#include "core/runtime.h"
 #include "core/stats.h"
 
 /* One call on the host: the descriptor, comm's hierarchy (NULL: no
@@ -35,54 +32,6 @@ struct pd_host_call {
 
 typedef int (*pd_host_algo)(const struct pd_host_call *hc,
                             struct pd_fail *fail);
-
-static void pd_coll_name_gone(struct ompi_communicator_t *comm, char *buf,
-                              size_t len)
-{
-    size_t n = strlen(buf);
-    for (int r = 0; r < comm->size && n < len; r++) {
-        int w = pd_comm_world_rank(comm, r);
-        if (!pd_runtime_local_rank_gone(w))
-            continue;
-        n += (size_t)snprintf(buf + n, len - n, "; rank %d (%s, pid %d) is gone",
-                              r, pd_rt.host, pd_rt.world.pid_of[w]);
-    }
-}
-
-int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
-                           const char *what, const char *detail,
-                           struct pd_fail *fail)
-{
-    int errclass = MPI_ERR_OTHER;
-    if (status == PD_BACKEND_ERR_IO)
-        pd_runtime_note_peer_lost();
-    if (status == PD_BACKEND_ERR_NOMEM)
-        errclass = MPI_ERR_NO_MEM;
-    else if (status == PD_BACKEND_ERR_UNSUPPORTED)
-        errclass = MPI_ERR_UNSUPPORTED_OPERATION;
-    else if (status == PD_BACKEND_ERR_INTERNAL)
-        errclass = MPI_ERR_INTERN;
-    pd_fail_set(fail, errclass, "%s on %s failed%s: %s", what,
-                comm->name[0] ? comm->name : comm->state->id,
-                status == PD_BACKEND_ERR_TIMEOUT
-                    ? " (timed out; PDMPI_TIMEOUT bounds every wait)" : "",
-                detail);
-    /* A lost connection: name the ranks of this host that are gone. */
-    if (status == PD_BACKEND_ERR_IO)
-        pd_coll_name_gone(comm, fail->msg, sizeof(fail->msg));
-    /* A stall: say what every other rank was last doing. */
-    if (status == PD_BACKEND_ERR_TIMEOUT)
-        pd_calls_stall_table(comm, fail->msg, sizeof(fail->msg));
-    return errclass;
-}
-
-void *pd_coll_alloc(size_t bytes, struct pd_fail *fail)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (p == NULL)
-        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (%zu bytes)", bytes);
-    return p;
-}
 
 /* ---- flat: one step of the host backend ------------------------------ */
 

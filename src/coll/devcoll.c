@@ -78,14 +78,16 @@ static int pd_stage_out(struct pd_stage *s, size_t n, int rc,
     return rc;
 }
 
-static int pd_device_failed(struct ompi_communicator_t *comm,
+/* A device library's failure, mapped like the host path's (dead ranks of
+ * this host named, the stall table on a timeout). */
+static int pd_device_failed(int status, struct ompi_communicator_t *comm,
                             const char *what, const char *err,
                             struct pd_fail *fail)
 {
-    pd_fail_set(fail, MPI_ERR_OTHER, "%s on %s via %s failed: %s", what,
-                comm->name[0] ? comm->name : comm->state->id,
-                pd_route_device()->b->name, err);
-    return fail->errclass;
+    char step[96];
+    snprintf(step, sizeof(step), "%s via %s", what,
+             pd_route_device()->b->name);
+    return pd_coll_backend_failed(status, comm, step, err, fail);
 }
 
 /* The buffers of c as staging sees them (and routing reads): at most two,
@@ -195,9 +197,11 @@ static int pd_device_exchange(struct ompi_communicator_t *comm, uint32_t tag,
     char err[512];
     if (pd_comm_device(comm, &dc, fail) != MPI_SUCCESS)
         return fail->errclass;
-    if (pd_dccl_exchange(dc, msgs, n, err, sizeof(err)) != PD_BACKEND_OK)
-        return pd_device_failed(comm, "send/receive group", err, fail);
-    return MPI_SUCCESS;
+    int status = pd_dccl_exchange(dc, msgs, n, err, sizeof(err));
+    return status == PD_BACKEND_OK
+               ? MPI_SUCCESS
+               : pd_device_failed(status, comm, "send/receive group", err,
+                                  fail);
 }
 
 static int pd_device_copy(void *dst, const void *src, size_t bytes,
@@ -262,7 +266,8 @@ int pd_devcoll_run(const struct pd_coll *c, struct pd_fail *fail)
     }
     return status == PD_BACKEND_OK
                ? MPI_SUCCESS
-               : pd_device_failed(c->comm, pd_coll_kind_name(c->kind), err,
+               : pd_device_failed(status, c->comm, pd_coll_kind_name(c->kind),
+                                  err,
                                   fail);
 }
 

@@ -96,6 +96,17 @@ static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
     return 0;
 }
 
+/* The variables naming device libraries (the backend table's). */
+static const struct {
+    const char *name;
+    size_t offset;
+} pd_libs[] = {
+    { "PDMPI_NCCL_LIB", offsetof(struct pd_config, nccl_lib) },
+    { "PDMPI_CUDART_LIB", offsetof(struct pd_config, cudart_lib) },
+    { "PDMPI_BKCL_LIB", offsetof(struct pd_config, bkcl_lib) },
+    { "PDMPI_XPURT_LIB", offsetof(struct pd_config, xpurt_lib) },
+};
+
 int pd_config_load(struct pd_config *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
@@ -182,21 +193,20 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     if (pd_config_load_shm(c, err, errlen) != 0)
         return -1;
 
-    static const struct {
-        const char *name;
-        size_t offset;
-    } libs[] = {
-        { "PDMPI_NCCL_LIB", offsetof(struct pd_config, nccl_lib) },
-        { "PDMPI_CUDART_LIB", offsetof(struct pd_config, cudart_lib) },
-        { "PDMPI_BKCL_LIB", offsetof(struct pd_config, bkcl_lib) },
-        { "PDMPI_XPURT_LIB", offsetof(struct pd_config, xpurt_lib) },
-    };
-    for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
-        v = getenv(libs[i].name);
+    for (size_t i = 0; i < sizeof(pd_libs) / sizeof(pd_libs[0]); i++) {
+        v = getenv(pd_libs[i].name);
         if (v != NULL && v[0] != '\0' &&
-            pd_copy_bounded(libs[i].name, v, (char *)c + libs[i].offset,
+            pd_copy_bounded(pd_libs[i].name, v, (char *)c + pd_libs[i].offset,
                             sizeof(c->nccl_lib), err, errlen) != 0)
             return -1;
     }
     return 0;
+}
+
+const char *pd_config_lib_path(const struct pd_config *c, const char *var)
+{
+    for (size_t i = 0; i < sizeof(pd_libs) / sizeof(pd_libs[0]); i++)
+        if (strcmp(pd_libs[i].name, var) == 0)
+            return (const char *)c + pd_libs[i].offset;
+    return NULL;
 }

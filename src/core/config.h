@@ -42,4 +42,8 @@ struct pd_config {
  * is malformed. */
 int pd_config_load(struct pd_config *config, char *err, size_t errlen);
 
+/* The path c holds for a library variable (PDMPI_NCCL_LIB ...), or NULL
+ * for a variable that is not one. */
+const char *pd_config_lib_path(const struct pd_config *c, const char *var);
+
 #endif

@@ -2,11 +2,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "route/backends.h"
 #include "route/route.h"
 
 /* The outcome of MPI_Init's policy resolution. */
 static struct {
     struct pd_dccl dev;         /* loaded binding (runtime, maybe the CCL) */
+    const struct pd_backend_row *row;   /* dev's row */
     bool runtime;               /* dev's runtime is loaded: buffers checked */
     bool ccl;                   /* dev's CCL takes device calls */
     bool fallback_error;
@@ -14,8 +16,10 @@ static struct {
     char note[512];             /* why the policy resolved as it did */
 } pd_route;
 
-static const char *pd_lib(const char *path)
+/* A library path set by row's variable, or NULL for the usual soname. */
+static const char *pd_lib(const struct pd_route_setup *s, const char *var)
 {
+    const char *path = var != NULL ? s->lib_path(var) : NULL;
     return path != NULL && path[0] != '\0' ? path : NULL;
 }
 
@@ -35,19 +39,26 @@ static int pd_route_pick_device(const struct pd_route_setup *s)
 }
 
 /*
- * Load binding b (its CCL too when with_ccl), check there is a device for
- * this rank, select it. -1 with what is missing in err.
+ * Load row's binding (its CCL too when with_ccl), check there is a device
+ * for this rank, select it. -1 with what is missing in err.
  */
-static int pd_route_try(const struct pd_dccl_binding *b, bool with_ccl,
-                        const struct pd_route_setup *s, const char *ccl_lib,
-                        const char *rt_lib, char *err, size_t errlen)
+static int pd_route_try(const struct pd_backend_row *row, bool with_ccl,
+                        const struct pd_route_setup *s, char *err,
+                        size_t errlen)
 {
+    const struct pd_dccl_binding *b = row->device;
     char why[384];
-    if (pd_dccl_open(&pd_route.dev, b, with_ccl, pd_lib(ccl_lib),
-                     pd_lib(rt_lib), why, sizeof(why)) != 0) {
+    if (b == NULL) {
+        snprintf(err, errlen, "%s", row->missing);
+        return -1;
+    }
+    if (pd_dccl_open(&pd_route.dev, b, with_ccl,
+                     with_ccl ? pd_lib(s, row->lib_var) : NULL,
+                     pd_lib(s, row->runtime_var), why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s", why);
         return -1;
     }
+    pd_route.row = row;
     int count = pd_route.dev.device_count;
     if (count <= 0) {
         snprintf(err, errlen, "no %s device is visible", b->memory);
@@ -69,9 +80,8 @@ static int pd_route_try(const struct pd_dccl_binding *b, bool with_ccl,
     }
     if (device < 0) {
         snprintf(err, errlen,
-                 "the device id '%s' (PDMPI_DEVICE or FLAGS_selected_%s) is "
-                 "not a non-negative integer", s->device_hint,
-                 strcmp(b->name, "nccl") == 0 ? "gpus" : "xpus");
+                 "the device id '%s' (PDMPI_DEVICE or %s) is not a "
+                 "non-negative integer", s->device_hint, row->devices_var);
         return -1;
     }
     if (pd_dccl_select_device(&pd_route.dev, device, why, sizeof(why)) != 0) {
@@ -82,64 +92,28 @@ static int pd_route_try(const struct pd_dccl_binding *b, bool with_ccl,
     return 0;
 }
 
-static const struct pd_dccl_binding *pd_route_binding(const char *name)
-{
-#ifdef PD_HAVE_NCCL_BINDING
-    if (strcmp(name, "nccl") == 0)
-        return &pd_dccl_nccl;
-#endif
-    if (strcmp(name, "bkcl") == 0)
-        return &pd_dccl_bkcl;
-    return NULL;
-}
-
-static int pd_route_explicit(const struct pd_route_setup *s, char *err,
-                             size_t errlen)
-{
-    bool nccl = strcmp(s->policy, "nccl") == 0;
-    const struct pd_dccl_binding *b = pd_route_binding(s->policy);
-    if (b == NULL) {
-        snprintf(err, errlen,
-                 "backend nccl requested, but this pdmpi build has no NCCL "
-                 "binding (nccl.h and cuda_runtime_api.h were not found at "
-                 "configure time)");
-        return -1;
-    }
-    char why[448];
-    if (pd_route_try(b, true, s, nccl ? s->nccl_lib : s->bkcl_lib,
-                     nccl ? s->cudart_lib : s->xpurt_lib, why,
-                     sizeof(why)) != 0) {
-        snprintf(err, errlen, "backend %s requested but %s", s->policy, why);
-        return -1;
-    }
-    pd_route.runtime = pd_route.ccl = true;
-    snprintf(pd_route.note, sizeof(pd_route.note), "%s requested", s->policy);
-    return 0;
-}
-
-/* auto: NCCL, then BKCL, then gloo; say why each was passed over. */
+/* auto: each device library in table order, then gloo; say why each was
+ * passed over. */
 static void pd_route_auto(const struct pd_route_setup *s)
 {
-    static const char *const order[] = { "nccl", "bkcl" };
     size_t used = 0;
-    for (size_t i = 0; i < 2; i++) {
-        const struct pd_dccl_binding *b = pd_route_binding(order[i]);
+    for (int i = 0; i < pd_backend_row_count; i++) {
+        const struct pd_backend_row *row = &pd_backend_rows[i];
         char why[448];
-        bool nccl = i == 0;
-        if (b == NULL)
+        if (row->devices_var == NULL)
+            continue;
+        if (row->device == NULL)
             snprintf(why, sizeof(why), "not built");
-        else if (pd_route_try(b, true, s, nccl ? s->nccl_lib : s->bkcl_lib,
-                              nccl ? s->cudart_lib : s->xpurt_lib, why,
-                              sizeof(why)) == 0) {
+        else if (pd_route_try(row, true, s, why, sizeof(why)) == 0) {
             pd_route.runtime = pd_route.ccl = true;
             snprintf(pd_route.note, sizeof(pd_route.note), "auto chose %s",
-                     order[i]);
+                     row->name);
             return;
         }
         used += (size_t)snprintf(pd_route.note + used,
                                  sizeof(pd_route.note) - used,
                                  "%s%s not usable: %s", used ? "; " : "auto: ",
-                                 order[i], why);
+                                 row->name, why);
         if (used >= sizeof(pd_route.note))
             used = sizeof(pd_route.note) - 1;
     }
@@ -151,14 +125,11 @@ static void pd_route_auto(const struct pd_route_setup *s)
  * recognised and staged instead of being read as host memory. */
 static void pd_route_staging_runtime(const struct pd_route_setup *s)
 {
-    static const char *const order[] = { "nccl", "bkcl" };
-    for (size_t i = 0; i < 2 && !pd_route.runtime; i++) {
-        const struct pd_dccl_binding *b = pd_route_binding(order[i]);
+    for (int i = 0; i < pd_backend_row_count && !pd_route.runtime; i++) {
         char why[448];
-        bool nccl = i == 0;
-        if (b != NULL && pd_route_try(b, false, s, NULL,
-                                      nccl ? s->cudart_lib : s->xpurt_lib,
-                                      why, sizeof(why)) == 0)
+        if (pd_backend_rows[i].device != NULL &&
+            pd_route_try(&pd_backend_rows[i], false, s, why,
+                         sizeof(why)) == 0)
             pd_route.runtime = true;
     }
 }
@@ -168,13 +139,26 @@ int pd_route_init(const struct pd_route_setup *s, char *err, size_t errlen)
     memset(&pd_route, 0, sizeof(pd_route));
     snprintf(pd_route.policy, sizeof(pd_route.policy), "%s", s->policy);
     pd_route.fallback_error = s->fallback_error;
-    if (strcmp(s->policy, "nccl") == 0 || strcmp(s->policy, "bkcl") == 0)
-        return pd_route_explicit(s, err, errlen);
-    if (strcmp(s->policy, "auto") == 0)
+    const struct pd_backend_row *row = pd_backend_row_named(s->policy);
+    if (row != NULL && row->policy && row->devices_var != NULL) {
+        char why[448];
+        if (pd_route_try(row, true, s, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, row->device != NULL
+                     ? "backend %s requested but %s"
+                     : "backend %s requested, but %s", s->policy, why);
+            return -1;
+        }
+        pd_route.runtime = pd_route.ccl = true;
+        snprintf(pd_route.note, sizeof(pd_route.note), "%s requested",
+                 s->policy);
+        return 0;
+    }
+    if (strcmp(s->policy, "auto") == 0) {
         pd_route_auto(s);
-    else if (strcmp(s->policy, "gloo") == 0)
-        snprintf(pd_route.note, sizeof(pd_route.note), "gloo requested");
-    else {
+    } else if (row != NULL && row->policy) {
+        snprintf(pd_route.note, sizeof(pd_route.note), "%s requested",
+                 row->name);
+    } else {
         snprintf(err, errlen, "unknown backend '%s' (gloo, nccl, bkcl, auto)",
                  s->policy);
         return -1;
@@ -187,22 +171,20 @@ int pd_route_init(const struct pd_route_setup *s, char *err, size_t errlen)
 int pd_route_host_backend(int size, const struct pd_backend_ops **ops,
                           char *err, size_t errlen)
 {
-    if (size == 1) {
-        *ops = &pd_backend_self;
-        return 0;
+    const char *missing = NULL;
+    for (int i = 0; i < pd_backend_row_count; i++) {
+        const struct pd_backend_row *row = &pd_backend_rows[i];
+        if (size < row->min_ranks || size > row->max_ranks)
+            continue;
+        if (row->host != NULL) {
+            *ops = row->host;
+            return 0;
+        }
+        missing = row->missing;
     }
-#ifdef PD_HAVE_GLOO
-    (void)err;
-    (void)errlen;
-    *ops = &pd_backend_gloo;
-    return 0;
-#else
-    snprintf(err, errlen,
-             "this pdmpi was built without gloo, so host collectives "
-             "among %d processes are impossible (rebuild --with-gloo)",
-             size);
+    snprintf(err, errlen, "no host transport serves %d processes%s%s", size,
+             missing ? ": " : "", missing ? missing : "");
     return -1;
-#endif
 }
 
 void pd_route_describe(int world_size, char *buf, size_t len)
@@ -232,7 +214,7 @@ bool pd_route_memory_aware(void)
 
 bool pd_route_cuda_aware(void)
 {
-    return pd_route.runtime && strcmp(pd_route.dev.b->name, "nccl") == 0;
+    return pd_route.runtime && pd_route.row->cuda;
 }
 
 struct pd_dccl *pd_route_device(void)

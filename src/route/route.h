@@ -1,7 +1,7 @@
 /*
  * Routing: which backend serves a call. The backend policy (PaddlePaddle's
  * gloo | nccl | bkcl | auto) and, per call, the memory kind of the buffers
- * decide. This is the only place that names backends.
+ * decide, reading the one table of backends (route/backends.h).
  */
 #ifndef PD_ROUTE_ROUTE_H
 #define PD_ROUTE_ROUTE_H
@@ -19,7 +19,9 @@ struct pd_route_setup {
     int local_rank;
     int local_size;
     bool fallback_error;        /* PDMPI_DEVICE_FALLBACK=error */
-    const char *nccl_lib, *cudart_lib, *bkcl_lib, *xpurt_lib; /* "" = default */
+    /* The path a library variable of the backend table (PDMPI_NCCL_LIB
+     * ...) sets; "" or NULL: the library's usual soname. */
+    const char *(*lib_path)(const char *var);
 };
 
 /*

@@ -90,6 +90,11 @@ static void pd_exit_without_finalize(int status, void *unused)
     _exit(1);
 }
 
+static const char *pd_lib_path(const char *var)
+{
+    return pd_config_lib_path(&pd_rt.config, var);
+}
+
 int pd_runtime_init(int required_level, int *provided, char *err,
                     size_t errlen)
 {
@@ -127,10 +132,7 @@ int pd_runtime_init(int required_level, int *provided, char *err,
         .local_rank = pd_rt.world.local_rank,
         .local_size = pd_rt.world.local_size,
         .fallback_error = pd_rt.config.device_fallback_error,
-        .nccl_lib = pd_rt.config.nccl_lib,
-        .cudart_lib = pd_rt.config.cudart_lib,
-        .bkcl_lib = pd_rt.config.bkcl_lib,
-        .xpurt_lib = pd_rt.config.xpurt_lib,
+        .lib_path = pd_lib_path,
     };
     if (pd_route_init(&route, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s", why);

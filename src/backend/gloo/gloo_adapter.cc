@@ -511,21 +511,27 @@ static void pd_gloo_describe(pd_backend_comm* comm, char* buf, size_t len) {
            GLOO_VERSION_MINOR, GLOO_VERSION_PATCH, device_desc.c_str());
 }
 
-const pd_backend_ops pd_backend_gloo = {
-    "gloo",
-    pd_gloo_comm_create,
-    pd_gloo_comm_destroy,
-    pd_gloo_allreduce,
-    pd_gloo_reduce,
-    pd_gloo_bcast,
-    pd_gloo_allgather,
-    pd_gloo_barrier,
-    pd_gloo_exchange,
-    pd_gloo_p2p_start,
-    pd_gloo_p2p_stop,
-    pd_gloo_p2p_post,
-    pd_gloo_p2p_wait,
-    pd_gloo_describe,
-};
+/* Field by field, not by position: C++17 has no designated initialisers,
+ * and a field added to the vtable must not shift the others. */
+static pd_backend_ops pd_gloo_ops() {
+  pd_backend_ops o{};
+  o.name = "gloo";
+  o.comm_create = pd_gloo_comm_create;
+  o.comm_destroy = pd_gloo_comm_destroy;
+  o.allreduce = pd_gloo_allreduce;
+  o.reduce = pd_gloo_reduce;
+  o.bcast = pd_gloo_bcast;
+  o.allgather = pd_gloo_allgather;
+  o.barrier = pd_gloo_barrier;
+  o.exchange = pd_gloo_exchange;
+  o.p2p_start = pd_gloo_p2p_start;
+  o.p2p_stop = pd_gloo_p2p_stop;
+  o.p2p_post = pd_gloo_p2p_post;
+  o.p2p_wait = pd_gloo_p2p_wait;
+  o.describe = pd_gloo_describe;
+  return o;
+}
+
+const pd_backend_ops pd_backend_gloo = pd_gloo_ops();
 
 }  // extern "C"
