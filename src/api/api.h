@@ -28,7 +28,7 @@
 
 int pd_check_active(const char *call);
 /* What every rank of a collective must pass alike, checked under
- * PDMPI_CHECK=1 (core/calls.h): the datatype (NULL: may differ) and the
+ * PDMPI_CHECK=1 (service/call_check.h): the datatype (NULL: may differ) and the
  * bytes (PD_CALL_ANY_BYTES: may differ); and the bytes PDMPI_STATS counts
  * for this rank. */
 struct pd_agree {

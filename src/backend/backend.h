@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/coll_kind.h"
 #include "base/elem.h"
 
 #ifdef __cplusplus
@@ -130,6 +131,25 @@ struct pd_backend_ops {
     /* One line for PDMPI_DEBUG=info: transport, address, version. */
     void (*describe)(struct pd_backend_comm *comm, char *buf, size_t len);
 };
+
+/* ops' step of kind -- allreduce, reduce, bcast, allgather or barrier --
+ * on args; PD_BACKEND_ERR_UNSUPPORTED when the backend has none. */
+static inline int pd_backend_step(const struct pd_backend_ops *ops,
+                                  struct pd_backend_comm *bc,
+                                  enum pd_coll_kind kind,
+                                  const struct pd_coll_args *args,
+                                  struct pd_backend_error *err)
+{
+    int (*fn)(struct pd_backend_comm *, const struct pd_coll_args *,
+              struct pd_backend_error *) =
+        kind == PD_COLL_ALLREDUCE   ? ops->allreduce
+        : kind == PD_COLL_REDUCE    ? ops->reduce
+        : kind == PD_COLL_BCAST     ? ops->bcast
+        : kind == PD_COLL_ALLGATHER ? ops->allgather : NULL;
+    if (kind == PD_COLL_BARRIER && ops->barrier != NULL)
+        return ops->barrier(bc, args->tag, err);
+    return fn != NULL ? fn(bc, args, err) : PD_BACKEND_ERR_UNSUPPORTED;
+}
 
 extern const struct pd_backend_ops pd_backend_self;
 #ifdef PD_HAVE_GLOO

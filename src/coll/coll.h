@@ -72,7 +72,7 @@ void *pd_coll_alloc(size_t bytes, struct pd_fail *fail);
 /*
  * How the composed collectives move data: an exchange of messages and a
  * local copy. The host path uses the host backend and memmove; the device
- * path (core/devcoll.c) the device CCL's grouped send/receive and device
+ * path (coll/devcoll.c) the device CCL's grouped send/receive and device
  * copies, so one composition serves both memories.
  */
 struct pd_path {

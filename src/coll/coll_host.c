@@ -57,17 +57,7 @@ static int pd_step(const struct pd_coll *c, enum pd_coll_kind step,
                pd_coll_kind_name(step), c->comm->state->id, args->count,
                args->elem_size, args->root, args->tag, ops->name,
                pd_algo_name(args->algorithm));
-    int (*fn)(struct pd_backend_comm *, const struct pd_coll_args *,
-              struct pd_backend_error *) =
-        step == PD_COLL_ALLREDUCE ? ops->allreduce
-        : step == PD_COLL_REDUCE  ? ops->reduce
-        : step == PD_COLL_BCAST   ? ops->bcast
-        : step == PD_COLL_ALLGATHER ? ops->allgather : NULL;
-    int status = PD_BACKEND_ERR_UNSUPPORTED;
-    if (step == PD_COLL_BARRIER && ops->barrier)
-        status = ops->barrier(bc, args->tag, &berr);
-    else if (fn != NULL)
-        status = fn(bc, args, &berr);
+    int status = pd_backend_step(ops, bc, step, args, &berr);
     if (status == PD_BACKEND_OK || status == PD_BACKEND_ERR_UNSUPPORTED)
         return status;
     return pd_coll_backend_failed(status, c->comm, pd_coll_kind_name(step),

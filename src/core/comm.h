@@ -49,7 +49,7 @@ struct pd_comm_state {
     struct pd_progress *progress;        /* started by the first I-call */
     struct pd_p2p *p2p;                  /* started by the first message */
     struct pd_dccl_comm *dev_comm;       /* device CCL, on first device call */
-    struct pd_hier *hier;                /* host path by host (core/hier.c) */
+    struct pd_hier *hier;                /* host path by host (coll/hier.c) */
     bool hier_known;                     /* hier decided (may be NULL) */
     uint64_t calls;                      /* collective calls entered */
 };
@@ -70,7 +70,7 @@ int pd_comm_backend(struct ompi_communicator_t *comm,
                     struct pd_backend_comm **bc, struct pd_fail *fail);
 
 /* A host backend context of size ranks named prefix (unique in the job),
- * connected through the store: comm's own, or one of its parts (core/
+ * connected through the store: comm's own, or one of its parts (coll/
  * hier.c). label names it in messages. Collective over the ranks. */
 int pd_comm_connect_host(const char *label, int rank, int size,
                          const char *prefix,

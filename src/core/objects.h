@@ -98,7 +98,7 @@ struct ompi_group_t {
     int refs;                       /* freed when it drops to 0 (atomic) */
 };
 
-struct pd_request_state;            /* see core/request.h */
+struct pd_request_state;            /* see service/request.h */
 
 struct ompi_request_t {
     uint32_t magic;

@@ -18,7 +18,7 @@ enum pd_stat_way {
     PD_WAY_HOST = 1,        /* the host backend (gloo, or self) */
     PD_WAY_DEVICE = 2,      /* the device CCL */
     PD_WAY_STAGED = 4,      /* device memory staged through the host */
-    PD_WAY_SHM = 8,         /* shared memory on the host (core/hier.c) */
+    PD_WAY_SHM = 8,         /* shared memory on the host (coll/hier.c) */
 };
 
 struct pd_stat_scope {

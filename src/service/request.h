@@ -1,6 +1,6 @@
 /*
  * Requests of nonblocking collectives. A request carries its call's
- * arguments; the communicator's progress thread runs it (core/progress.c)
+ * arguments; the communicator's progress thread runs it (service/progress.c)
  * and marks it done; MPI_Wait/MPI_Test observe that.
  */
 #ifndef PD_SERVICE_REQUEST_H

@@ -1,6 +1,6 @@
 /*
  * Shared-memory transport for the ranks of one communicator that share a
- * host: the intra-host half of core's hierarchical host path (core/hier.c).
+ * host: the intra-host half of the hierarchical host path (coll/hier.c).
  *
  * One POSIX shared-memory segment per communicator per host. Ranks signal
  * each other through per-rank sequence counters in the segment and move
