@@ -1,6 +1,6 @@
 /*
  * The one dispatcher: a collective call, described once, goes down the
- * device, staged or host way, decided here once per call. Every failure
+ * device, staged or host route, decided here once per call. Every failure
  * of a backend, host or device, becomes an MPI error class here too.
  */
 #include <stdio.h>
@@ -102,7 +102,7 @@ int pd_coll_run(const struct pd_coll *c, struct pd_fail *fail)
     if (!pd_route_memory_aware())
         return pd_coll_host(c, fail);
     char why[256];
-    switch (pd_devcoll_way(c, why, sizeof(why))) {
+    switch (pd_devcoll_route(c, why, sizeof(why))) {
     case PD_ROUTE_DEVICE:
         return pd_devcoll_run(c, fail);
     case PD_ROUTE_STAGE:

@@ -1,5 +1,5 @@
 /*
- * Collectives on device memory (see devcoll.h). route/ decides the way
+ * Collectives on device memory (see devcoll.h). route/ decides the route
  * per call from the buffers that pd_stage_plan lists; this file carries
  * it out: the device CCL for whole calls it can take, the shared
  * composition over device send/receive for the v-collectives, or staging
@@ -152,7 +152,7 @@ static size_t pd_stage_plan(const struct pd_coll *c, struct pd_stage s[2])
     return 2;
 }
 
-enum pd_route_way pd_devcoll_way(const struct pd_coll *c, char *why,
+enum pd_route pd_devcoll_route(const struct pd_coll *c, char *why,
                                  size_t whylen)
 {
     struct pd_stage s[2];
@@ -164,27 +164,27 @@ enum pd_route_way pd_devcoll_way(const struct pd_coll *c, char *why,
     bool plain = c->type == NULL || pd_type_is_predefined(c->type);
     if (c->op != NULL && !pd_op_is_predefined(c->op))
         plain = false;
-    enum pd_route_way way = pd_route_buffers(
+    enum pd_route route = pd_route_buffers(
         bufs, n, c->op != NULL,
         c->type ? pd_type_elem_kind(c->type) : PD_EK_U8,
         c->op ? (enum pd_op_id)c->op->id : PD_OP_NULL, plain, why, whylen);
-    if (way != PD_ROUTE_DEVICE)
-        return way;
+    if (route != PD_ROUTE_DEVICE)
+        return route;
     switch (c->kind) {
     case PD_COLL_ALLTOALLV:     /* in place needs a scratch copy: host */
-        return c->sendbuf == NULL ? PD_ROUTE_STAGE : way;
+        return c->sendbuf == NULL ? PD_ROUTE_STAGE : route;
     case PD_COLL_REDUCE_SCATTER: /* equal blocks of a separate input only */
         if (c->sendbuf == NULL)
             return PD_ROUTE_STAGE;
         for (int i = 1; i < c->comm->size; i++)
             if (pd_coll_block_count(c, i) != pd_coll_block_count(c, 0))
                 return PD_ROUTE_STAGE;
-        return way;
+        return route;
     case PD_COLL_SCAN:          /* no CCL has a scan */
     case PD_COLL_EXSCAN:
         return PD_ROUTE_STAGE;
     default:
-        return way;
+        return route;
     }
 }
 

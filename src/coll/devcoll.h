@@ -1,7 +1,7 @@
 /*
- * Collectives on device memory: which way a call goes when a device
- * runtime is loaded, and the device and staged ways themselves (the host
- * way is coll_host.c). pd_coll_run is the one caller.
+ * Collectives on device memory: which route a call takes when a device
+ * runtime is loaded, and the device and staged routes themselves (the host
+ * route is coll_host.c). pd_coll_run is the one caller.
  */
 #ifndef PD_COLL_DEVCOLL_H
 #define PD_COLL_DEVCOLL_H
@@ -15,7 +15,7 @@ int pd_comm_device(struct ompi_communicator_t *comm,
                    struct pd_dccl_comm **out, struct pd_fail *fail);
 
 /* Host, device, staged, or refused (why says why) for c's buffers. */
-enum pd_route_way pd_devcoll_way(const struct pd_coll *c, char *why,
+enum pd_route pd_devcoll_route(const struct pd_coll *c, char *why,
                                  size_t whylen);
 
 /* c on the device CCL: whole calls, or composed of its send/receive. */

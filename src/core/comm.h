@@ -64,6 +64,9 @@ int pd_comm_init_predefined(struct ompi_communicator_t *comm,
 bool pd_comm_is_usable(const struct ompi_communicator_t *comm);
 bool pd_comm_is_predefined(const struct ompi_communicator_t *comm);
 
+/* Connect comm's host backend context now (state lock held or not yet
+ * shared); 0, or -1 with fail set. */
+int pd_comm_connect(struct ompi_communicator_t *comm, struct pd_fail *fail);
 /* The backend serving host memory on comm, connecting it on first use. */
 int pd_comm_backend(struct ompi_communicator_t *comm,
                     const struct pd_backend_ops **ops,

@@ -227,7 +227,7 @@ struct pd_dccl *pd_route_runtime(void)
     return pd_route.runtime ? &pd_route.dev : NULL;
 }
 
-enum pd_route_way pd_route_buffers(const void *const *bufs, size_t n,
+enum pd_route pd_route_buffers(const void *const *bufs, size_t n,
                                    bool reduction, enum pd_elem_kind kind,
                                    enum pd_op_id op, bool plain_type,
                                    char *why, size_t whylen)

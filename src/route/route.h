@@ -55,7 +55,7 @@ struct pd_dccl *pd_route_device(void);
  * (the CCL's, or a runtime loaded for staging only). */
 struct pd_dccl *pd_route_runtime(void);
 
-enum pd_route_way {
+enum pd_route {
     PD_ROUTE_HOST,      /* every buffer is host memory */
     PD_ROUTE_DEVICE,    /* the device CCL takes the call */
     PD_ROUTE_STAGE,     /* device buffers staged through host memory */
@@ -63,12 +63,12 @@ enum pd_route_way {
 };
 
 /*
- * The way for one call with n buffers (NULL entries are ignored): the
+ * The route for one call with n buffers (NULL entries are ignored): the
  * device CCL only when every buffer is memory of this rank's device and,
  * for reductions, the CCL has the element kind and op; plain_type false
  * (derived types, user ops) always means the host path.
  */
-enum pd_route_way pd_route_buffers(const void *const *bufs, size_t n,
+enum pd_route pd_route_buffers(const void *const *bufs, size_t n,
                                    bool reduction, enum pd_elem_kind kind,
                                    enum pd_op_id op, bool plain_type,
                                    char *why, size_t whylen);

@@ -42,7 +42,7 @@ static void pd_segment_name(const struct pd_shm_init *init, char *name,
 }
 
 __attribute__((format(printf, 3, 4)))
-static int pd_fail(struct pd_backend_error *err, int status, const char *fmt,
+static int segment_error(struct pd_backend_error *err, int status, const char *fmt,
                    ...)
 {
     va_list ap;
@@ -108,7 +108,7 @@ static int pd_reserve(struct pd_shm_comm *c, int fd, bool fixed,
             unsigned long long free_bytes =
                 fstatvfs(fd, &vfs) == 0
                     ? (unsigned long long)vfs.f_bavail * vfs.f_frsize : 0;
-            return pd_fail(err, PD_BACKEND_ERR_NOMEM,
+            return segment_error(err, PD_BACKEND_ERR_NOMEM,
                            "cannot reserve %zu bytes of shared memory in "
                            "/dev/shm (%llu free) for %zu-byte chunks%s: %s; "
                            "give /dev/shm more room (a container's "
@@ -134,7 +134,7 @@ static int pd_segment_create(struct pd_shm_comm *c, const char *name,
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     }
     if (fd < 0)
-        return pd_fail(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
+        return segment_error(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
                        strerror(errno));
     int rc = pd_reserve(c, fd, fixed, err);
     if (rc != PD_BACKEND_OK) {
@@ -147,7 +147,7 @@ static int pd_segment_create(struct pd_shm_comm *c, const char *name,
     if (c->base == MAP_FAILED) {
         c->base = NULL;
         shm_unlink(name);
-        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "mmap(%s): %s", name,
+        return segment_error(err, PD_BACKEND_ERR_NOMEM, "mmap(%s): %s", name,
                        strerror(errno));
     }
     c->header = (struct pd_shm_header *)c->base;
@@ -168,13 +168,13 @@ static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
 {
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
-        return pd_fail(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
+        return segment_error(err, PD_BACKEND_ERR_IO, "shm_open(%s): %s", name,
                        strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 ||
         (size_t)st.st_size < pd_shm_segment_bytes(c->size, PD_SHM_MIN_CHUNK)) {
         close(fd);
-        return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+        return segment_error(err, PD_BACKEND_ERR_INTERNAL,
                        "shared memory segment %s is too small for %d ranks",
                        name, c->size);
     }
@@ -183,20 +183,20 @@ static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
     close(fd);
     if (c->base == MAP_FAILED) {
         c->base = NULL;
-        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "mmap(%s): %s", name,
+        return segment_error(err, PD_BACKEND_ERR_NOMEM, "mmap(%s): %s", name,
                        strerror(errno));
     }
     c->header = (struct pd_shm_header *)c->base;
     if (c->header->magic != PD_SHM_MAGIC || c->header->size != (uint32_t)c->size ||
         c->header->bytes != c->bytes ||
         pd_shm_segment_bytes(c->size, c->header->chunk) != c->bytes)
-        return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+        return segment_error(err, PD_BACKEND_ERR_INTERNAL,
                        "shared memory segment %s does not match this "
                        "communicator", name);
     /* Local rank 0 may have made the chunk smaller to fit /dev/shm; one
      * that was asked for must be the same on every rank. */
     if (fixed && c->header->chunk != c->chunk)
-        return pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+        return segment_error(err, PD_BACKEND_ERR_INTERNAL,
                        "ranks on this host disagree on PDMPI_SHM_CHUNK "
                        "(%zu here, %llu at local rank 0)", c->chunk,
                        (unsigned long long)c->header->chunk);
@@ -228,7 +228,7 @@ static int pd_wait_mapped(struct pd_shm_comm *c, const char *name,
             next_check = now + 100;
         }
         if (now >= deadline)
-            return pd_fail(err, PD_BACKEND_ERR_TIMEOUT,
+            return segment_error(err, PD_BACKEND_ERR_TIMEOUT,
                            "not every rank on this host mapped shared memory "
                            "segment %s within PDMPI_TIMEOUT", name);
         usleep(200);
@@ -258,7 +258,7 @@ static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
             return PD_BACKEND_ERR_IO;
         }
         if (wait < 200)
-            return pd_fail(err, PD_BACKEND_ERR_TIMEOUT,
+            return segment_error(err, PD_BACKEND_ERR_TIMEOUT,
                            "local rank 0 did not publish its shared memory "
                            "segment within PDMPI_TIMEOUT: %s", serr);
     }
@@ -306,7 +306,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     if (c == NULL || ranks == NULL) {
         free(c);
         free(ranks);
-        return pd_fail(err, PD_BACKEND_ERR_NOMEM, "out of memory");
+        return segment_error(err, PD_BACKEND_ERR_NOMEM, "out of memory");
     }
     memcpy(ranks, init->comm_ranks, (size_t)init->size * sizeof(int));
     memcpy(ranks + init->size, init->pids, (size_t)init->size * sizeof(int));
@@ -336,7 +336,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
         if (rc == PD_BACKEND_OK &&
             pd_store_set(init->store, key, name, strlen(name) + 1, serr,
                          sizeof(serr)) != 0)
-            rc = pd_fail(err, PD_BACKEND_ERR_IO,
+            rc = segment_error(err, PD_BACKEND_ERR_IO,
                          "cannot publish the shared memory segment: %s",
                          serr);
     } else {
@@ -347,7 +347,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
             /* err says why */
         } else if (len == 0 || len > sizeof(name) ||
                    ((char *)value)[len - 1] != '\0') {
-            rc = pd_fail(err, PD_BACKEND_ERR_INTERNAL,
+            rc = segment_error(err, PD_BACKEND_ERR_INTERNAL,
                          "malformed shared memory segment name in the store "
                          "at %s", key);
         } else {
