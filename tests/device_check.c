@@ -271,6 +271,20 @@ static void check_rooted_and_gathers(size_t n)
                 bad = 0;
     tap_check(bad, "gather MPI_INT count=%zu to rank 0", n);
 
+    /* In place at the root: its own block is input and must survive
+     * (staged, it is copied to host memory first). */
+    for (size_t i = 0; rank == 0 && i < n; i++)
+        got[i] = -1 - (int)i;
+    MPI_Gather(rank == 0 ? MPI_IN_PLACE : mine, (int)n, MPI_INT,
+               rank == 0 ? got : NULL, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
+    bad = 1;
+    for (int r = 0; rank == 0 && r < size && bad; r++)
+        for (size_t i = 0; i < n && bad; i++)
+            if (got[(size_t)r * n + i] !=
+                (r == 0 ? -1 - (int)i : (int)fold(MPI_SUM, (size_t)r * n + i)))
+                bad = 0;
+    tap_check(bad, "gather MPI_INT count=%zu in place at rank 0", n);
+
     xpu_free(buf);
     xpu_free(all);
     xpu_free(in);
