@@ -1694,6 +1694,65 @@ static void check_half_types(void)
 #endif
 }
 
+/* Types past 2^31-1 bytes: the int query says MPI_UNDEFINED, the _x
+ * queries tell the size; a type or a buffer past 64 bits is refused. */
+static void check_large_types(void)
+{
+    struct verdict v = {""};
+    MPI_Datatype mib = MPI_DATATYPE_NULL, big = MPI_DATATYPE_NULL;
+    MPI_Datatype huge = MPI_DATATYPE_NULL, over = MPI_DATATYPE_NULL;
+    const MPI_Count two31 = (MPI_Count)1 << 31;
+    int size = 0;
+    MPI_Count xsize = -1, xlb = -1, xextent = -1;
+
+    check_rc(&v, "MPI_Type_contiguous",
+             MPI_Type_contiguous(1 << 20, MPI_BYTE, &mib));
+    check_rc(&v, "MPI_Type_contiguous", MPI_Type_contiguous(2048, mib, &big));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&big));
+    check_rc(&v, "MPI_Type_size", MPI_Type_size(big, &size));
+    if (size != MPI_UNDEFINED)
+        fail(&v, "MPI_Type_size of a 2^31-byte type is %d, not MPI_UNDEFINED",
+             size);
+    check_rc(&v, "MPI_Type_size_x", MPI_Type_size_x(big, &xsize));
+    if (xsize != two31)
+        fail(&v, "MPI_Type_size_x is %lld, expected 2^31", (long long)xsize);
+    check_rc(&v, "MPI_Type_get_extent_x",
+             MPI_Type_get_extent_x(big, &xlb, &xextent));
+    if (xlb != 0 || xextent != two31)
+        fail(&v, "MPI_Type_get_extent_x gives lb %lld, extent %lld",
+             (long long)xlb, (long long)xextent);
+    xextent = -1;
+    check_rc(&v, "MPI_Type_get_true_extent_x",
+             MPI_Type_get_true_extent_x(big, &xlb, &xextent));
+    if (xlb != 0 || xextent != two31)
+        fail(&v, "MPI_Type_get_true_extent_x gives lb %lld, extent %lld",
+             (long long)xlb, (long long)xextent);
+
+    /* 2^31 x (2^31 - 1) bytes fits 64 bits; four of those do not. */
+    check_rc(&v, "MPI_Type_contiguous",
+             MPI_Type_contiguous(INT_MAX, big, &huge));
+    check_rc(&v, "MPI_Type_size_x", MPI_Type_size_x(huge, &xsize));
+    if (xsize != two31 * INT_MAX)
+        fail(&v, "MPI_Type_size_x of 2^31 x INT_MAX bytes is %lld",
+             (long long)xsize);
+    if (MPI_Type_contiguous(4, huge, &over) == MPI_SUCCESS) {
+        fail(&v, "a type of 2^64 bytes was created (size wrapped)");
+        MPI_Type_free(&over);
+    }
+    /* INT_MAX items of 2^62 bytes: past the address space, refused
+     * before anything moves (pdmpi's check; other libraries may try). */
+    char byte = 0;
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&huge));
+    if (!on_open_mpi &&
+        MPI_Bcast(&byte, INT_MAX, huge, 0, MPI_COMM_WORLD) == MPI_SUCCESS)
+        fail(&v, "MPI_Bcast of INT_MAX x 2^62 bytes returned MPI_SUCCESS");
+    MPI_Type_free(&huge);
+    MPI_Type_free(&big);
+    MPI_Type_free(&mib);
+    report(&v, "types over 2^31 bytes: MPI_Type_size says MPI_UNDEFINED, "
+               "the _x queries the size; past 64 bits refused");
+}
+
 /* ------------------------------------------------------------------ */
 /* Main                                                                 */
 /* ------------------------------------------------------------------ */
@@ -1720,6 +1779,7 @@ int main(int argc, char **argv)
     check_user_ops();
     check_contiguous_type();
     check_vector_type();
+    check_large_types();
 
     int status = finish();
     MPI_Finalize();

@@ -56,9 +56,10 @@ int pd_check_counts(MPI_Comm comm, const char *call, const int *counts,
                     int n, const char *what);
 int pd_check_displs(MPI_Comm comm, const char *call, const int *displs,
                     const char *what);
-/* buf must be non-NULL when count > 0; MPI_IN_PLACE is not a buffer. */
+/* buf must be non-NULL when count > 0; MPI_IN_PLACE is not a buffer;
+ * count items of type (checked before) must fit the address space. */
 int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
-                    int count, const char *what);
+                    int count, MPI_Datatype type, const char *what);
 int pd_check_root(MPI_Comm comm, const char *call, int root);
 /* op must be a valid op defined on type. */
 int pd_check_op(MPI_Comm comm, const char *call, MPI_Datatype type, MPI_Op op);

@@ -11,7 +11,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
     PD_CHECK(pd_check_root(comm, call, root));
-    PD_CHECK(pd_check_buffer(comm, call, buffer, count, "buffer"));
+    PD_CHECK(pd_check_buffer(comm, call, buffer, count, datatype, "buffer"));
     size_t bytes = (size_t)count * pd_type_extent(datatype);
     struct pd_coll c = { .kind = PD_COLL_BCAST, .comm = comm,
                          .recvbuf = buffer, .count = bytes, .root = root };

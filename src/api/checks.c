@@ -1,4 +1,6 @@
 /* The argument checks of api.h. */
+#include <stdint.h>
+
 #include "api/api.h"
 #include "service/request.h"
 
@@ -43,7 +45,7 @@ int pd_check_type(MPI_Comm comm, const char *call, MPI_Datatype type,
 }
 
 int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
-                    int count, const char *what)
+                    int count, MPI_Datatype type, const char *what)
 {
     if (buf == MPI_IN_PLACE)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
@@ -51,6 +53,14 @@ int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
     if (buf == NULL && count > 0)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
                         "%s is NULL but count is %d", what, count);
+    size_t bytes;
+    if (count > 0 &&
+        (__builtin_mul_overflow((size_t)count, pd_type_extent(type), &bytes) ||
+         bytes > (size_t)INT64_MAX))
+        return pd_raise(comm, call, MPI_ERR_COUNT,
+                        "%s: %d items of %s (%zu bytes each) exceed the "
+                        "address space", what, count, pd_type_name(type),
+                        pd_type_extent(type));
     return MPI_SUCCESS;
 }
 

@@ -11,7 +11,7 @@ int pd_check_side(MPI_Comm comm, const char *call, const void *buf, int count,
     };
     PD_CHECK(pd_check_count(comm, call, count, names[side][0]));
     PD_CHECK(pd_check_data_type(comm, call, type, names[side][1]));
-    return pd_check_buffer(comm, call, buf, count, names[side][2]);
+    return pd_check_buffer(comm, call, buf, count, type, names[side][2]);
 }
 
 int pd_check_same_bytes(MPI_Comm comm, const char *call, size_t sent,
@@ -69,10 +69,10 @@ int pd_check_allreduce_args(MPI_Comm comm, const char *call,
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
     PD_CHECK(pd_check_op(comm, call, type, op));
-    PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
+    PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, type, "recvbuf"));
     if (sendbuf == MPI_IN_PLACE)
         return MPI_SUCCESS;
-    PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
+    PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, type, "sendbuf"));
     return pd_check_not_aliased(comm, call, sendbuf, recvbuf, count);
 }
 
@@ -88,10 +88,10 @@ int pd_check_reduce_args(MPI_Comm comm, const char *call, const void *sendbuf,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_in_place_at_root(comm, call, sendbuf, root, "sendbuf"));
     if (!in_place)
-        PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, "sendbuf"));
+        PD_CHECK(pd_check_buffer(comm, call, sendbuf, count, type, "sendbuf"));
     if (!is_root)
         return MPI_SUCCESS;
-    PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, "recvbuf"));
+    PD_CHECK(pd_check_buffer(comm, call, recvbuf, count, type, "recvbuf"));
     return in_place ? MPI_SUCCESS
                     : pd_check_not_aliased(comm, call, sendbuf, recvbuf, count);
 }

@@ -1,5 +1,7 @@
 /* Nonblocking collectives: checked here, tagged in call order, run by
  * the communicator's progress thread. */
+#include <limits.h>
+
 #include "api/coll_args.h"
 #include "service/progress.h"
 
@@ -127,11 +129,17 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_count(comm, call, recvcount, "recvcount"));
     PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
     PD_CHECK(pd_check_op(comm, call, datatype, op));
+    if ((long)recvcount * comm->size > INT_MAX)
+        return pd_raise(comm, call, MPI_ERR_COUNT,
+                        "recvcount %d times %d ranks is more than an int",
+                        recvcount, comm->size);
     int total = recvcount * comm->size;
     if (!in_place)
-        PD_CHECK(pd_check_buffer(comm, call, sendbuf, total, "sendbuf"));
+        PD_CHECK(pd_check_buffer(comm, call, sendbuf, total, datatype,
+                                 "sendbuf"));
     PD_CHECK(pd_check_buffer(comm, call, recvbuf,
-                             in_place ? total : recvcount, "recvbuf"));
+                             in_place ? total : recvcount, datatype,
+                             "recvbuf"));
     return pd_reduce_scatter(call, sendbuf, recvbuf, NULL, (size_t)recvcount,
                              (size_t)total, datatype, op, comm, request);
 }

@@ -45,7 +45,7 @@ static int pd_check_send(MPI_Comm comm, const char *call, const void *buf,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_buffer(comm, call, buf, count, "buf"));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
     PD_CHECK(pd_check_peer(comm, call, dest, false, "dest"));
     return pd_check_tag(comm, call, tag, false);
 }
@@ -56,7 +56,7 @@ static int pd_check_recv(MPI_Comm comm, const char *call, void *buf,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_buffer(comm, call, buf, count, "buf"));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
     PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
     return pd_check_tag(comm, call, tag, true);
 }

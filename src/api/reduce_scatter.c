@@ -17,10 +17,11 @@ static int pd_check_reduction_call(MPI_Comm comm, const char *call,
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
     PD_CHECK(pd_check_op(comm, call, type, op));
     if (sendbuf != MPI_IN_PLACE)
-        PD_CHECK(pd_check_buffer(comm, call, sendbuf, in_count, "sendbuf"));
+        PD_CHECK(pd_check_buffer(comm, call, sendbuf, in_count, type,
+                                 "sendbuf"));
     return pd_check_buffer(comm, call, recvbuf,
                            sendbuf == MPI_IN_PLACE ? in_count : out_count,
-                           "recvbuf");
+                           type, "recvbuf");
 }
 
 /* counts NULL: every rank keeps block elements; total is their sum. */

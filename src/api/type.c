@@ -1,10 +1,15 @@
 /* Datatypes: queries, and the derived types pdmpi can describe. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "api/api.h"
 
 #pragma weak MPI_Type_size = PMPI_Type_size
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
 #pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
@@ -24,7 +29,20 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
     PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
     if (size == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "size is NULL");
-    *size = (int)pd_type_size(datatype);
+    size_t bytes = pd_type_size(datatype);
+    /* Too large for an int: MPI_Type_size_x tells the size. */
+    *size = bytes > INT_MAX ? MPI_UNDEFINED : (int)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    static const char call[] = "MPI_Type_size_x";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    if (size == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "size is NULL");
+    *size = (MPI_Count)pd_type_size(datatype);    /* at most INT64_MAX */
     return MPI_SUCCESS;
 }
 
@@ -66,8 +84,14 @@ static int pd_new_strided(const char *call, MPI_Datatype oldtype, int count,
     PD_CHECK(pd_check_type(NULL, call, oldtype, "oldtype"));
     if (newtype == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "newtype is NULL");
+    errno = 0;
     *newtype = pd_type_new_strided(oldtype, (size_t)count, (size_t)blocklength,
                                    stride_bytes);
+    if (*newtype == NULL && errno == EOVERFLOW)
+        return pd_raise(NULL, call, MPI_ERR_ARG,
+                        "%d blocks of %d x %s: the new type's size or extent "
+                        "exceeds what MPI_Count holds", count, blocklength,
+                        pd_type_name(oldtype));
     if (*newtype == NULL)
         return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
     return MPI_SUCCESS;
@@ -85,9 +109,13 @@ int PMPI_Type_vector(int count, int blocklength, int stride,
                      MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     long extent = oldtype != NULL && pd_type_is_valid(oldtype)
-                      ? (long)pd_type_extent(oldtype) : 0;
+                      ? (long)pd_type_extent(oldtype) : 0, bytes;
+    if (__builtin_mul_overflow((long)stride, extent, &bytes))
+        return pd_raise(NULL, "MPI_Type_vector", MPI_ERR_ARG,
+                        "a stride of %d x %ld bytes exceeds MPI_Aint", stride,
+                        extent);
     return pd_new_strided("MPI_Type_vector", oldtype, count, blocklength,
-                          (long)stride * extent, newtype);
+                          bytes, newtype);
 }
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
@@ -166,6 +194,37 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
     return MPI_SUCCESS;
 }
 
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+                           MPI_Count *extent)
+{
+    MPI_Aint l, e;
+    int rc = PMPI_Type_get_extent(datatype, &l, &e);
+    if (rc == MPI_SUCCESS && (lb == NULL || extent == NULL))
+        return pd_raise(NULL, "MPI_Type_get_extent_x", MPI_ERR_ARG,
+                        "%s is NULL", lb == NULL ? "lb" : "extent");
+    if (rc == MPI_SUCCESS) {
+        *lb = l;
+        *extent = e;
+    }
+    return rc;
+}
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                                MPI_Count *true_extent)
+{
+    MPI_Aint l, e;
+    int rc = PMPI_Type_get_true_extent(datatype, &l, &e);
+    if (rc == MPI_SUCCESS && (true_lb == NULL || true_extent == NULL))
+        return pd_raise(NULL, "MPI_Type_get_true_extent_x", MPI_ERR_ARG,
+                        "%s is NULL", true_lb == NULL ? "true_lb"
+                                                      : "true_extent");
+    if (rc == MPI_SUCCESS) {
+        *true_lb = l;
+        *true_extent = e;
+    }
+    return rc;
+}
+
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     static const char call[] = "MPI_Get_count";
@@ -178,6 +237,8 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
     if (size == 0)
         *count = 0;
     else if (status->_ucount % size != 0)
+        *count = MPI_UNDEFINED;
+    else if (status->_ucount / size > INT_MAX)
         *count = MPI_UNDEFINED;
     else
         *count = (int)(status->_ucount / size);

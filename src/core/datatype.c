@@ -1,4 +1,6 @@
 /* Datatype properties, and the derived types built from them. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,29 +60,44 @@ const char *pd_type_name(const struct ompi_datatype_t *type)
     return type->name;
 }
 
+/* a * b + c, or false when it does not fit a signed 64-bit count (the
+ * largest MPI_Count and MPI_Aint). */
+static bool pd_mul_add(size_t a, size_t b, size_t c, size_t *out)
+{
+    size_t p;
+    return !__builtin_mul_overflow(a, b, &p) &&
+           !__builtin_add_overflow(p, c, out) && *out <= (size_t)INT64_MAX;
+}
+
 struct ompi_datatype_t *pd_type_new_strided(const struct ompi_datatype_t *old,
                                             size_t blocks, size_t blocklen,
                                             long stride_bytes)
 {
+    size_t block_bytes, elems, size, base_count, extent = 0;
+    size_t stride = stride_bytes >= 0 ? (size_t)stride_bytes
+                                      : (size_t)0 - (size_t)stride_bytes;
+    if (!pd_mul_add(blocklen, old->extent, 0, &block_bytes) ||
+        !pd_mul_add(blocks, blocklen, 0, &elems) ||
+        !pd_mul_add(elems, old->size, 0, &size) ||
+        !pd_mul_add(elems, old->base_count, 0, &base_count) ||
+        (blocks > 0 &&
+         !pd_mul_add(blocks - 1, stride, block_bytes, &extent))) {
+        errno = EOVERFLOW;
+        return NULL;
+    }
     struct ompi_datatype_t *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return NULL;
-    size_t block_bytes = blocklen * old->extent;
     t->magic = PD_MAGIC_TYPE;
     t->id = PD_T_DERIVED;
-    t->size = blocks * blocklen * old->size;
+    t->size = size;
     t->base_id = old->base_id;
-    t->base_count = blocks * blocklen * old->base_count;
+    t->base_count = base_count;
     /* Blocks abut exactly when the stride is one block: then the type is
      * plain elements end to end, whatever constructor made it. */
     t->contiguous = old->contiguous &&
                     (blocks <= 1 || stride_bytes == (long)block_bytes);
-    if (blocks == 0)
-        t->extent = 0;
-    else if (stride_bytes >= 0)
-        t->extent = (blocks - 1) * (size_t)stride_bytes + block_bytes;
-    else
-        t->extent = (blocks - 1) * (size_t)(-stride_bytes) + block_bytes;
+    t->extent = extent;
     t->committed = false;
     return t;
 }

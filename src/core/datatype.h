@@ -49,7 +49,8 @@ const char *pd_type_name(const struct ompi_datatype_t *type);
 bool pd_type_is_predefined(const struct ompi_datatype_t *type);
 
 /* A derived type: count copies of old, each stride_bytes apart (equal to
- * old's extent for a contiguous type). NULL when out of memory. */
+ * old's extent for a contiguous type). NULL with errno EOVERFLOW when its
+ * size or extent exceeds a 64-bit MPI_Count, or ENOMEM. */
 struct ompi_datatype_t *pd_type_new_strided(const struct ompi_datatype_t *old,
                                             size_t blocks, size_t blocklen,
                                             long stride_bytes);
