@@ -20,6 +20,13 @@ for np in 1 2; do
         grep -Eq '^pdmpi: rank [0-9]+: MPI_Allreduce on MPI_COMM_WORLD: MPI_ERR_COUNT: count is negative' "$PD_TMP/fatal"
 done
 
+run_np 1 "$fatal" no-comm > "$PD_TMP/no-comm" 2>&1
+check "a call without a communicator names none" \
+    grep -Eq '^pdmpi: rank 0: MPI_Type_size: MPI_ERR_TYPE: datatype is MPI_DATATYPE_NULL' "$PD_TMP/no-comm"
+run_np 2 "$fatal" unnamed > "$PD_TMP/unnamed" 2>&1
+check "an unnamed communicator is named by its id" \
+    grep -Eq '^pdmpi: rank [01]: MPI_Allreduce on communicator [0-9a-z:]+: MPI_ERR_COUNT' "$PD_TMP/unnamed"
+
 for mode in before-init after-finalize; do
     timeout 30 "$fatal" "$mode" > "$PD_TMP/$mode" 2>&1
     rc=$?

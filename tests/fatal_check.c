@@ -40,6 +40,31 @@ static int run_fatal(int *argc, char ***argv)
     return 0;
 }
 
+/* A call that has no communicator names none. */
+static int run_no_comm(int *argc, char ***argv)
+{
+    int size = 0;
+    MPI_Init(argc, argv);
+    int rc = MPI_Type_size(MPI_DATATYPE_NULL, &size);
+    survived("no-comm", "MPI_Type_size(MPI_DATATYPE_NULL)", rc);
+    MPI_Finalize();
+    return 0;
+}
+
+/* An unnamed communicator is named by something, not by nothing. */
+static int run_unnamed(int *argc, char ***argv)
+{
+    float in = 1.0f, out = 0.0f;
+    MPI_Comm dup;
+    MPI_Init(argc, argv);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_ARE_FATAL);
+    int rc = MPI_Allreduce(&in, &out, -1, MPI_FLOAT, MPI_SUM, dup);
+    survived("unnamed", "MPI_Allreduce(count -1) on a duplicate", rc);
+    MPI_Finalize();
+    return 0;
+}
+
 static int run_before_init(void)
 {
     int rank = -1;
@@ -76,6 +101,10 @@ int main(int argc, char **argv)
 
     if (strcmp(mode, "fatal") == 0)
         return run_fatal(&argc, &argv);
+    if (strcmp(mode, "no-comm") == 0)
+        return run_no_comm(&argc, &argv);
+    if (strcmp(mode, "unnamed") == 0)
+        return run_unnamed(&argc, &argv);
     if (strcmp(mode, "before-init") == 0)
         return run_before_init();
     if (strcmp(mode, "after-finalize") == 0)
@@ -84,6 +113,7 @@ int main(int argc, char **argv)
         return run_abort(&argc, &argv);
 
     fprintf(stderr,
-            "usage: fatal_check fatal|before-init|after-finalize|abort\n");
+            "usage: fatal_check fatal|no-comm|unnamed|before-init|"
+            "after-finalize|abort\n");
     return 2;
 }

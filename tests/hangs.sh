@@ -6,6 +6,8 @@
 #   times out first: "rank 1: MPI_Barrier" or "rank 0: MPI_Allreduce");
 #   with PDMPI_CHECK=1 at once, naming both calls;
 # - mismatched counts under PDMPI_CHECK=1;
+# - a frozen rank that hosts the store: the timeout's report says the
+#   store did not answer;
 # - a rank killed with SIGKILL mid-allreduce at np 4, over gloo, under a
 #   launcher that leaves the others running (PaddlePaddle-style) and under
 #   Open MPI's mpirun;
@@ -49,6 +51,13 @@ for np in 2 3 4; do
         env PDMPI_CHECK=1 PDMPI_TIMEOUT=60 "$PDMPIRUN" -np "$np" \
         "$shm_check" --count
 done
+
+# Rank 0 frozen (SIGSTOP; killed 8 s later): with it the store it hosts
+# under PaddlePaddle's variables. The stall report says the store did not
+# answer, not that it held nothing.
+PDMPI_TIMEOUT=3 timed "PaddlePaddle-style np 2: rank 0 (the store's host) frozen" \
+    12 "waited 3000 ms .* rank 0: unknown \(the store did not answer\)" \
+    paddle_run master 127.0.0.1 2 "$shm_check" --freeze 0 8
 
 PDMPI_TIMEOUT=60
 export PDMPI_TIMEOUT

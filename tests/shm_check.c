@@ -11,7 +11,10 @@
  *   N-th allreduce of a loop, and the others must fail (the driver checks
  *   how fast, and the message);
  * - with --skip, --count or --blocks: ranks in different calls must
- *   fail, not mix their data.
+ *   fail, not mix their data;
+ * - with --freeze R S: rank R stops (SIGSTOP) after one allreduce, and a
+ *   child of it kills it S seconds later; the others time out in a
+ *   barrier (the driver checks the message).
  * Each rank prints "shm_check: rank R pid P" first, so the driver can
  * look for segments left in /dev/shm under those pids.
  */
@@ -132,6 +135,28 @@ static int die_in_loop(int dying, int at)
     }
 }
 
+/* Rank `frozen` stops where the others go on to a barrier; with it stops
+ * the rendezvous store it may host. A child ends it after `seconds`. */
+static int freeze(int frozen, int seconds)
+{
+    float buf[4] = { 0 };
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_FLOAT, MPI_SUM,
+                           MPI_COMM_WORLD);
+    if (world_rank == frozen) {
+        pid_t self = getpid();
+        if (fork() == 0) {
+            sleep((unsigned)seconds);
+            kill(self, SIGKILL);
+            _exit(0);
+        }
+        raise(SIGSTOP);
+        return 4;                       /* never resumed */
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Barrier(MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? 3 : 1;
+}
+
 /* --skip [R]: rank R (default 1) skips allreduce number 5 of 10, then every rank calls
  * MPI_Barrier: the others' last allreduce meets rank R's barrier (R = 0
  * is the barrier's hub, R = 1 one of its leaves).
@@ -173,6 +198,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "--die") == 0)
         return die_in_loop(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 4 && strcmp(argv[1], "--freeze") == 0)
+        return freeze(atoi(argv[2]), atoi(argv[3]));
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)
         return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : 1);
     if (argc == 2 && (strcmp(argv[1], "--count") == 0 ||

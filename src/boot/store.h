@@ -63,7 +63,9 @@ int pd_store_set(struct pd_store_client *client, const char *key,
 
 /*
  * Wait until key exists (or timeout_ms passes), then return a malloc'ed
- * copy of its value in *value (caller frees) and its length in *len.
+ * copy of its value in *value (caller frees) and its length in *len: 0.
+ * -2 when the store answered without it (timed out, or refused), -1 when
+ * the store did not answer; err says which.
  */
 int pd_store_get(struct pd_store_client *client, const char *key,
                  void **value, size_t *len, int timeout_ms,

@@ -438,7 +438,7 @@ int pd_store_get(struct pd_store_client *c, const char *key, void **value,
     if (op != PD_STORE_OP_VALUE) {
         reply_error(c, op, reply, err, errlen);
         free(reply);
-        return -1;
+        return -2;                  /* the store answered: no such value */
     }
     *value = reply;
     *len = reply_len;

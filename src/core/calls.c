@@ -171,11 +171,13 @@ void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
         void *value = NULL;
         size_t vlen = 0;
         int64_t left = deadline - pd_net_now_ms();
-        const char *text = "unknown (nothing in the store)";
-        if (left > 0 && pd_store_get(pd_rt.store, key, &value, &vlen,
-                                     left > 200 ? 200 : (int)left, err,
-                                     sizeof(err)) == 0 &&
-            vlen > 0 && ((char *)value)[vlen - 1] == '\0')
+        int rc = left > 0 ? pd_store_get(pd_rt.store, key, &value, &vlen,
+                                         left > 200 ? 200 : (int)left, err,
+                                         sizeof(err))
+                          : -1;
+        const char *text = rc == -2 ? "unknown (nothing in the store)"
+                                    : "unknown (the store did not answer)";
+        if (rc == 0 && vlen > 0 && ((char *)value)[vlen - 1] == '\0')
             text = value;
         if (strcmp(text, mine) == 0) {
             same++;

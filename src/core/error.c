@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/comm.h"
 #include "core/error.h"
 #include "base/log.h"
 #include "core/runtime.h"
@@ -112,13 +113,22 @@ int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
     struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
     const struct ompi_errhandler_t *handler =
         comm_ok ? comm->errhandler : world->errhandler;
-    const char *comm_name = comm_ok ? comm->name
-                            : comm == (struct ompi_communicator_t *)MPI_COMM_NULL
-                                ? "MPI_COMM_NULL" : "an invalid communicator";
+    /* Where: a call without a communicator (datatypes, ops) names none;
+     * an unnamed one is named by its id. */
+    char where[PD_COMM_ID_LEN + MPI_MAX_OBJECT_NAME + 24] = "";
+    if (comm_ok && comm->name[0] != '\0')
+        snprintf(where, sizeof(where), " on %s", comm->name);
+    else if (comm_ok && comm->state != NULL)
+        snprintf(where, sizeof(where), " on communicator %s",
+                 comm->state->id);
+    else if (comm == (struct ompi_communicator_t *)MPI_COMM_NULL)
+        snprintf(where, sizeof(where), " on MPI_COMM_NULL");
+    else if (comm != NULL)
+        snprintf(where, sizeof(where), " on an invalid communicator");
 
     char line[1200];
-    snprintf(line, sizeof(line), "pdmpi: rank %d: %s on %s: %s: %s",
-             pd_rt.world.rank, call, comm_name, pd_error_class_name(errclass),
+    snprintf(line, sizeof(line), "pdmpi: rank %d: %s%s: %s: %s",
+             pd_rt.world.rank, call, where, pd_error_class_name(errclass),
              detail);
     if (handler == NULL || handler->kind == PD_ERRH_FATAL)
         pd_die(line, errclass);
