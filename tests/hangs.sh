@@ -6,6 +6,9 @@
 #   times out first: "rank 1: MPI_Barrier" or "rank 0: MPI_Allreduce");
 #   with PDMPI_CHECK=1 at once, naming both calls;
 # - mismatched counts under PDMPI_CHECK=1;
+# - a receive (MPI_Recv, MPI_ANY_SOURCE, MPI_Probe, MPI_Wait on
+#   MPI_Irecv, MPI_Sendrecv) from a rank that dies, or stays silent past
+#   PDMPI_TIMEOUT, under a launcher that leaves the others running;
 # - a frozen rank that hosts the store: the timeout's report says the
 #   store did not answer;
 # - a rank killed with SIGKILL mid-allreduce at np 4, over gloo, under a
@@ -58,6 +61,17 @@ done
 PDMPI_TIMEOUT=3 timed "PaddlePaddle-style np 2: rank 0 (the store's host) frozen" \
     12 "waited 3000 ms .* rank 0: unknown \(the store did not answer\)" \
     paddle_run master 127.0.0.1 2 "$shm_check" --freeze 0 8
+
+# Point-to-point waits end like collectives: a dead sender of this host
+# within about a second, a silent one at PDMPI_TIMEOUT.
+for how in recv any probe irecv sendrecv; do
+    PDMPI_TIMEOUT=60 timed "PaddlePaddle-style np 2: MPI $how waits for a rank that is killed" \
+        5 "rank 1: MPI_[A-Za-z]+ on MPI_COMM_WORLD: .*(rank 0 \([^,]*, pid [0-9]+\), which this receive waits for, is gone|Connection closed by peer)" \
+        paddle_run master 127.0.0.1 2 "$shm_check" --orphan "$how"
+done
+PDMPI_TIMEOUT=2 timed "PaddlePaddle-style np 2: MPI_Recv from a silent rank, PDMPI_TIMEOUT=2" \
+    9 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*no message from rank 0 \(tag 7\) within [0-9]+ ms" \
+    paddle_run master 127.0.0.1 2 "$shm_check" --orphan timeout
 
 PDMPI_TIMEOUT=60
 export PDMPI_TIMEOUT

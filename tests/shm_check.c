@@ -12,6 +12,10 @@
  *   how fast, and the message);
  * - with --skip, --count or --blocks: ranks in different calls must
  *   fail, not mix their data;
+ * - with --orphan HOW: rank 1 waits for a message from rank 0 that never
+ *   comes -- HOW is recv, any (MPI_ANY_SOURCE), probe, irecv (MPI_Wait)
+ *   or sendrecv, and rank 0 dies (SIGKILL) -- or timeout, where rank 0
+ *   lives on, silent, for 6 s; rank 1 must fail, not hang;
  * - with --freeze R S: rank R stops (SIGSTOP) after one allreduce, and a
  *   child of it kills it S seconds later; the others time out in a
  *   barrier (the driver checks the message).
@@ -157,6 +161,39 @@ static int freeze(int frozen, int seconds)
     return rc == MPI_SUCCESS ? 3 : 1;
 }
 
+/* Rank 1 waits for what rank 0 never sends. */
+static int orphan(const char *how)
+{
+    int x = 0, y = 1, rc = MPI_SUCCESS;
+    MPI_Status status;
+    MPI_Request req;
+    if (world_rank == 0) {
+        if (strcmp(how, "timeout") == 0) {
+            sleep(6);                   /* alive, silent, past the timeout */
+            return 0;
+        }
+        sleep(1);                       /* rank 1 is waiting by then */
+        raise(SIGKILL);
+    }
+    if (world_rank != 1)
+        return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 3 : 1;
+    if (strcmp(how, "any") == 0)
+        rc = MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
+                      &status);
+    else if (strcmp(how, "probe") == 0)
+        rc = MPI_Probe(0, 7, MPI_COMM_WORLD, &status);
+    else if (strcmp(how, "irecv") == 0) {
+        rc = MPI_Irecv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &req);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&req, &status);
+    } else if (strcmp(how, "sendrecv") == 0)
+        rc = MPI_Sendrecv(&y, 1, MPI_INT, 0, 8, &x, 1, MPI_INT, 0, 7,
+                          MPI_COMM_WORLD, &status);
+    else
+        rc = MPI_Recv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &status);
+    return rc == MPI_SUCCESS ? 3 : 1;
+}
+
 /* --skip [R]: rank R (default 1) skips allreduce number 5 of 10, then every rank calls
  * MPI_Barrier: the others' last allreduce meets rank R's barrier (R = 0
  * is the barrier's hub, R = 1 one of its leaves).
@@ -198,6 +235,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "--die") == 0)
         return die_in_loop(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 3 && strcmp(argv[1], "--orphan") == 0)
+        return orphan(argv[2]);
     if (argc == 4 && strcmp(argv[1], "--freeze") == 0)
         return freeze(atoi(argv[2]), atoi(argv[3]));
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)

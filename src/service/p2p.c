@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "service/p2p.h"
 #include "service/progress.h"
@@ -120,6 +121,59 @@ static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
     *p->unexpected_tail = m;
     p->unexpected_tail = &m->next;
     pthread_cond_broadcast(&p->arrived);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Why a receive from src (or any source) on comm can no longer be
+ * waited for: a rank it waits for is a process of this host that has
+ * ended, or PDMPI_TIMEOUT has passed since waiting began. Empty: go on.
+ * (A peer on another host that dies closes its connections; the backend
+ * reports that as a broken stream.) */
+static void pd_receive_hopeless(struct ompi_communicator_t *comm, int src,
+                                int tag, int64_t since, char *why, size_t len)
+{
+    why[0] = '\0';
+    for (int r = 0; r < comm->size; r++) {
+        if (r == comm->rank || (src != MPI_ANY_SOURCE && r != src))
+            continue;
+        int w = pd_comm_world_rank(comm, r);
+        if (pd_runtime_local_rank_gone(w)) {
+            snprintf(why, len, "rank %d (%s, pid %d), which this receive "
+                     "waits for, is gone", r, pd_rt.host,
+                     pd_rt.world.pid_of[w]);
+            return;
+        }
+    }
+    int64_t waited = pd_clock_ms() - since;
+    if (pd_rt.config.timeout_ms > 0 && waited > pd_rt.config.timeout_ms)
+        snprintf(why, len, "no message from %s%d (tag %d) within %lld ms "
+                 "(PDMPI_TIMEOUT bounds every wait)",
+                 src == MPI_ANY_SOURCE ? "any rank of " : "rank ",
+                 src == MPI_ANY_SOURCE ? comm->size : src, tag,
+                 (long long)waited);
+}
+
+/* A blocking wait's look at a posted receive (request.h's watch). */
+static void pd_watch_receive(struct ompi_request_t *req, int64_t since)
+{
+    struct ompi_communicator_t *comm = req->state->comm;
+    struct pd_p2p *p = comm->state->p2p;
+    pthread_mutex_lock(&p->lock);
+    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
+        if ((*q)->req != req)
+            continue;
+        char why[600];
+        pd_receive_hopeless(comm, (*q)->src, (*q)->tag, since, why,
+                            sizeof(why));
+        if (why[0] != '\0') {
+            struct pd_posted *posted = *q;
+            *q = posted->next;
+            if (*q == NULL)
+                p->posted_tail = q;
+            pd_fail_receive(posted, why);
+        }
+        break;
+    }
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -260,6 +314,7 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
         return fail->errclass;
     }
     *posted = (struct pd_posted){ src, tag, buf, capacity, req, NULL };
+    req->state->watch = src == comm->rank ? NULL : pd_watch_receive;
     *request = req;
     pthread_mutex_lock(&p->lock);
     for (struct pd_message **m = &p->unexpected; *m != NULL; m = &(*m)->next) {
@@ -293,6 +348,7 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
     if (p == NULL)
         return fail->errclass;
     int rc = MPI_SUCCESS;
+    int64_t since = pd_clock_ms();
     *found = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
@@ -311,7 +367,19 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
             rc = fail->errclass;
             break;
         }
-        pthread_cond_wait(&p->arrived, &p->lock);
+        char why[600];
+        pd_receive_hopeless(comm, src, tag, since, why, sizeof(why));
+        if (why[0] != '\0' && src != comm->rank) {
+            pd_fail_set(fail, MPI_ERR_OTHER, "%s", why);
+            rc = fail->errclass;
+            break;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);  /* the condition's clock */
+        until.tv_nsec += PD_REQUEST_WATCH_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&p->arrived, &p->lock, &until);
     }
     pthread_mutex_unlock(&p->lock);
     return rc;

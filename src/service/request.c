@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "service/request.h"
 
 struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
@@ -64,9 +65,25 @@ bool pd_request_is_done(struct ompi_request_t *req)
 void pd_request_wait_done(struct ompi_request_t *req)
 {
     struct pd_request_state *st = req->state;
+    int64_t since = pd_clock_ms();
     pthread_mutex_lock(&st->lock);
-    while (!st->done)
-        pthread_cond_wait(&st->done_cond, &st->lock);
+    while (!st->done) {
+        if (st->watch == NULL) {
+            pthread_cond_wait(&st->done_cond, &st->lock);
+            continue;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);  /* the condition's clock */
+        until.tv_nsec += PD_REQUEST_WATCH_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        if (pthread_cond_timedwait(&st->done_cond, &st->lock, &until) == 0 ||
+            st->done)
+            continue;
+        pthread_mutex_unlock(&st->lock);
+        st->watch(req, since);
+        pthread_mutex_lock(&st->lock);
+    }
     pthread_mutex_unlock(&st->lock);
 }
 

@@ -23,6 +23,9 @@ struct pd_request_state {
     struct pd_coll coll;            /* a nonblocking collective, or */
     struct pd_p2p_send *send;       /* a posted send to wait for */
     MPI_Status status;          /* receives: source, tag, byte count */
+    /* Receives: looked at every PD_REQUEST_WATCH_MS of a blocking wait
+     * (a peer that died, PDMPI_TIMEOUT); may complete the request. */
+    void (*watch)(struct ompi_request_t *req, int64_t waiting_since_ms);
     bool has_status;
     struct pd_request_state *next;  /* progress queue link */
 };
@@ -38,6 +41,8 @@ bool pd_request_is_valid(const struct ompi_request_t *req);
 bool pd_request_is_null(const struct ompi_request_t *req);
 /* Non-blocking look. */
 bool pd_request_is_done(struct ompi_request_t *req);
+#define PD_REQUEST_WATCH_MS 100
+
 /* Block until done. */
 void pd_request_wait_done(struct ompi_request_t *req);
 /* A done request's outcome into *status (if not MPI_STATUS_IGNORE); the
