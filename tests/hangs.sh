@@ -62,6 +62,12 @@ PDMPI_TIMEOUT=3 timed "PaddlePaddle-style np 2: rank 0 (the store's host) frozen
     12 "waited 3000 ms .* rank 0: unknown \(the store did not answer\)" \
     paddle_run master 127.0.0.1 2 "$shm_check" --freeze 0 8
 
+# A frozen rank's entry in the stall report says how old it is (it may
+# trail the rank's real last call by up to a second of publishing).
+timed "np 2: rank 1 frozen: the report dates its last call" 12 \
+    "rank 1: [^;]*\(call [0-9]+ on MPI_COMM_WORLD\), recorded [0-9.]+ s ago" \
+    env PDMPI_TIMEOUT=3 "$PDMPIRUN" -np 2 "$shm_check" --freeze 1 8
+
 # Point-to-point waits end like collectives: a dead sender of this host
 # within about a second, a silent one at PDMPI_TIMEOUT.
 for how in recv any probe irecv sendrecv; do

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/calls.h"
 #include "base/log.h"
@@ -107,9 +108,16 @@ static void *pd_publisher_main(void *arg)
         uint64_t v = __atomic_load_n(&pd_last.version, __ATOMIC_ACQUIRE);
         if (v != published) {
             pthread_mutex_unlock(&pd_pub.lock);
-            pd_last_call_text(text, sizeof(text));
-            int rc = pd_store_set(store, key, text, strlen(text) + 1, err,
-                                  sizeof(err));
+            /* The text, then when it was taken (wall clock, ms): a rank
+             * frozen between two publications shows how old its entry is. */
+            pd_last_call_text(text, sizeof(text) - 24);
+            size_t n = strlen(text) + 1;
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            n += (size_t)snprintf(text + n, sizeof(text) - n, "%lld",
+                                  (long long)now.tv_sec * 1000 +
+                                      now.tv_nsec / 1000000) + 1;
+            int rc = pd_store_set(store, key, text, n, err, sizeof(err));
             pthread_mutex_lock(&pd_pub.lock);
             if (rc != 0)
                 break;          /* the store is gone: nothing to report to */
@@ -149,6 +157,17 @@ void pd_calls_stop_publisher(void)
     pd_pub.running = false;
 }
 
+/* ", recorded 2.4 s ago" from a publication's wall-clock stamp. */
+static void pd_calls_age(const char *stamp, char *buf, size_t len)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    long long then = atoll(stamp);
+    long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 - then;
+    if (then > 0)
+        snprintf(buf, len, ", recorded %.1f s ago", ms > 0 ? ms / 1000.0 : 0.0);
+}
+
 void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
                           size_t len)
 {
@@ -177,12 +196,18 @@ void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
                           : -1;
         const char *text = rc == -2 ? "unknown (nothing in the store)"
                                     : "unknown (the store did not answer)";
-        if (rc == 0 && vlen > 0 && ((char *)value)[vlen - 1] == '\0')
+        char age[48] = "";
+        if (rc == 0 && vlen > 0 && ((char *)value)[vlen - 1] == '\0') {
             text = value;
+            size_t t = strlen(text) + 1;
+            if (t < vlen)
+                pd_calls_age(text + t, age, sizeof(age));
+        }
         if (strcmp(text, mine) == 0) {
             same++;
         } else if (listed < 16) {
-            n += (size_t)snprintf(buf + n, len - n, " rank %d: %s;", r, text);
+            n += (size_t)snprintf(buf + n, len - n, " rank %d: %s%s;", r,
+                                  text, age);
             listed++;
         }
         free(value);
