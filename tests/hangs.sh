@@ -5,7 +5,8 @@
 #   names the call and what the ranks elsewhere are in (whichever side
 #   times out first: "rank 1: MPI_Barrier" or "rank 0: MPI_Allreduce");
 #   with PDMPI_CHECK=1 at once, naming both calls;
-# - mismatched counts under PDMPI_CHECK=1;
+# - mismatched counts under PDMPI_CHECK=1; in shared memory, ranks that
+#   disagree on a broadcast's root or a reduction's op (same bytes);
 # - a receive (MPI_Recv, MPI_ANY_SOURCE, MPI_Probe, MPI_Wait on
 #   MPI_Irecv, MPI_Sendrecv) from a rank that dies, or stays silent past
 #   PDMPI_TIMEOUT, under a launcher that leaves the others running;
@@ -49,24 +50,30 @@ for np in 2 3 4; do
         "PDMPI_CHECK: .*rank 0: MPI_Allreduce of 16 bytes MPI_FLOAT MPI_SUM \(call [0-9]+\); rank 1: MPI_Barrier" \
         env PDMPI_SHM=0 PDMPI_CHECK=1 PDMPI_TIMEOUT=60 "$PDMPIRUN" -np "$np" \
         "$shm_check" --skip
+    timed "np $np, odd ranks broadcast from rank 1, even ones from rank 0" 5 \
+        "ranks are in different collectives: .*broadcast of 16 bytes to/from root [01].*broadcast of 16 bytes to/from root [01]" \
+        env PDMPI_TIMEOUT=60 "$PDMPIRUN" -np "$np" "$shm_check" --roots
+    timed "np $np, rank 1 reduces with MPI_MAX, the others with MPI_SUM" 5 \
+        "ranks are in different collectives: .*allreduce of 16 bytes \(MPI_(SUM|MAX) on float32\).*allreduce of 16 bytes \(MPI_(SUM|MAX) on float32\)" \
+        env PDMPI_TIMEOUT=60 "$PDMPIRUN" -np "$np" "$shm_check" --op
     timed "np $np, rank 1 passes another count, PDMPI_CHECK=1" 5 \
         "PDMPI_CHECK: .*rank 1: MPI_Allreduce of 20 bytes" \
         env PDMPI_CHECK=1 PDMPI_TIMEOUT=60 "$PDMPIRUN" -np "$np" \
         "$shm_check" --count
 done
 
-# Rank 0 frozen (SIGSTOP; killed 8 s later): with it the store it hosts
+# Rank 0 frozen (SIGSTOP; killed 6 s later): with it the store it hosts
 # under PaddlePaddle's variables. The stall report says the store did not
 # answer, not that it held nothing.
 PDMPI_TIMEOUT=3 timed "PaddlePaddle-style np 2: rank 0 (the store's host) frozen" \
-    12 "waited 3000 ms .* rank 0: unknown \(the store did not answer\)" \
-    paddle_run master 127.0.0.1 2 "$shm_check" --freeze 0 8
+    15 "waited 3000 ms .* rank 0: unknown \(the store did not answer\)" \
+    paddle_run master 127.0.0.1 2 "$shm_check" --freeze 0 6
 
 # A frozen rank's entry in the stall report says how old it is (it may
 # trail the rank's real last call by up to a second of publishing).
-timed "np 2: rank 1 frozen: the report dates its last call" 12 \
+timed "np 2: rank 1 frozen: the report dates its last call" 15 \
     "rank 1: [^;]*\(call [0-9]+ on MPI_COMM_WORLD\), recorded [0-9.]+ s ago" \
-    env PDMPI_TIMEOUT=3 "$PDMPIRUN" -np 2 "$shm_check" --freeze 1 8
+    env PDMPI_TIMEOUT=3 "$PDMPIRUN" -np 2 "$shm_check" --freeze 1 6
 
 # Point-to-point waits end like collectives: a dead sender of this host
 # within about a second, a silent one at PDMPI_TIMEOUT.

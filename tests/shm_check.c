@@ -16,8 +16,8 @@
  *   comes -- HOW is recv, any (MPI_ANY_SOURCE), probe, irecv (MPI_Wait)
  *   or sendrecv, and rank 0 dies (SIGKILL) -- or timeout, where rank 0
  *   lives on, silent, for 6 s; rank 1 must fail, not hang;
- * - with --freeze R S: rank R stops (SIGSTOP) after one allreduce, and a
- *   child of it kills it S seconds later; the others time out in a
+ * - with --freeze R S: rank R stops (SIGSTOP) 2 s after one allreduce,
+ *   and a child of it kills it S seconds later; the others time out in a
  *   barrier (the driver checks the message).
  * Each rank prints "shm_check: rank R pid P" first, so the driver can
  * look for segments left in /dev/shm under those pids.
@@ -147,6 +147,7 @@ static int freeze(int frozen, int seconds)
     int rc = MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_FLOAT, MPI_SUM,
                            MPI_COMM_WORLD);
     if (world_rank == frozen) {
+        sleep(2);                       /* its last call is published */
         pid_t self = getpid();
         if (fork() == 0) {
             sleep((unsigned)seconds);
@@ -198,6 +199,9 @@ static int orphan(const char *how)
  * MPI_Barrier: the others' last allreduce meets rank R's barrier (R = 0
  * is the barrier's hub, R = 1 one of its leaves).
  * --count: rank 1 passes one element more than the others.
+ * --roots: odd ranks broadcast from rank 1, even ones from rank 0.
+ * --op: rank 1 reduces with MPI_MAX where the others use MPI_SUM (the
+ * same bytes: only the op tells the calls apart).
  * --blocks: rank 0 calls MPI_Alltoall where the others call MPI_Gather
  * with root 1 (both go through the segment's pieces).
  * All must fail; the driver checks the message. */
@@ -219,6 +223,12 @@ static int mismatch(const char *how, int skipper)
                                 MPI_COMM_WORLD)
                  : MPI_Gather(buf, 1, MPI_FLOAT, all, 1, MPI_FLOAT, 1,
                               MPI_COMM_WORLD);
+    } else if (strcmp(how, "--roots") == 0) {
+        rc = MPI_Bcast(buf, 4, MPI_FLOAT, world_rank % 2, MPI_COMM_WORLD);
+    } else if (strcmp(how, "--op") == 0) {
+        rc = MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_FLOAT,
+                           world_rank == 1 ? MPI_MAX : MPI_SUM,
+                           MPI_COMM_WORLD);
     } else {
         rc = MPI_Allreduce(MPI_IN_PLACE, buf, world_rank == 1 ? 5 : 4,
                            MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -242,7 +252,9 @@ int main(int argc, char **argv)
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)
         return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : 1);
     if (argc == 2 && (strcmp(argv[1], "--count") == 0 ||
-                      strcmp(argv[1], "--blocks") == 0))
+                      strcmp(argv[1], "--blocks") == 0 ||
+                      strcmp(argv[1], "--roots") == 0 ||
+                      strcmp(argv[1], "--op") == 0))
         return mismatch(argv[1], 1);
 
     check_rank_order_sum(5, "small");

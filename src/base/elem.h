@@ -43,4 +43,8 @@ enum pd_op_id {
 typedef void (*pd_reduce_fn)(void *out, const void *a, const void *b, size_t n,
                              const void *ctx);
 
+/* "MPI_SUM", "float32" ... for messages that compare two calls. */
+const char *pd_op_id_name(unsigned op);
+const char *pd_elem_kind_name(unsigned kind);
+
 #endif

@@ -263,11 +263,14 @@ bool pd_hier_leads(const struct pd_hier *h)
 }
 
 /* Name the call the host's steps serve, for the cross-check in shm. */
-void pd_hier_serve(struct pd_hier *h, enum pd_coll_kind kind,
-                     int root, size_t bytes)
+void pd_hier_serve(struct pd_hier *h, enum pd_coll_kind kind, int root,
+                   size_t bytes, const struct pd_hier_reduction *red)
 {
     if (h->shm != NULL) {
-        struct pd_shm_call call = { kind, root, bytes };
+        struct pd_shm_call call = {
+            .kind = (uint8_t)kind, .op = red ? red->op : 0,
+            .elem = red ? red->elem : 0, .root = root, .bytes = bytes,
+        };
         pd_shm_set_call(h->shm, &call);
     }
 }

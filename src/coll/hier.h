@@ -37,6 +37,8 @@ struct pd_hier_reduction {
     size_t elem_size;
     pd_reduce_fn fn;
     const void *ctx;
+    uint8_t op, elem;           /* enum pd_op_id, enum pd_elem_kind: the
+                                   ranks compare them, not just bytes */
 };
 
 int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,

@@ -45,6 +45,6 @@ int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
 bool pd_hier_leads(const struct pd_hier *h);
 /* Name the call the host's steps serve, for the cross-check in shm. */
 void pd_hier_serve(struct pd_hier *h, enum pd_coll_kind kind, int root,
-                   size_t bytes);
+                   size_t bytes, const struct pd_hier_reduction *red);
 
 #endif

@@ -14,7 +14,7 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
 {
     int root_host = h->host_of[root];
     pd_stats_way(PD_WAY_SHM);
-    pd_hier_serve(h, PD_COLL_BCAST, root, bytes);
+    pd_hier_serve(h, PD_COLL_BCAST, root, bytes, NULL);
     int rc = MPI_SUCCESS;
     if (h->host == root_host)
         rc = pd_hier_local_bcast(comm, h, buffer, bytes, h->local_of[root], true,
@@ -149,7 +149,7 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
     pd_blocks(recv, NULL, comm->size, offs, bytes);
     for (int r = 0; r < comm->size; r++)
         total += bytes[r];
-    pd_hier_serve(h, PD_COLL_ALLGATHER, -1, total);
+    pd_hier_serve(h, PD_COLL_ALLGATHER, -1, total, NULL);
     int rc = h->num_hosts == 1
                  ? pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, offs,
                                           bytes, fail)
@@ -172,7 +172,7 @@ static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
     size_t n = (size_t)comm->size;
     /* Each rank knows only its own lengths: the call is checked by kind
      * and root. */
-    pd_hier_serve(h, kind, root, 0);
+    pd_hier_serve(h, kind, root, 0, NULL);
     struct pd_backend_error e;
     e.msg[0] = '\0';
     int rc = pd_shm_alltoallv(h->shm, in, blocks, blocks + n, out,
@@ -262,7 +262,7 @@ int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
     e.msg[0] = '\0';
     int rc;
     pd_stats_way(PD_WAY_SHM);
-    pd_hier_serve(h, PD_COLL_BARRIER, -1, 0);
+    pd_hier_serve(h, PD_COLL_BARRIER, -1, 0, NULL);
     if (h->shm != NULL && (rc = pd_shm_barrier(h->shm, &e)) != PD_BACKEND_OK)
         return pd_hier_shm_failed(rc, comm, "barrier", &e, fail);
     if (h->num_hosts == 1)

@@ -57,7 +57,10 @@ struct pd_shm_init {
  * (one skipped a call, or passed another count) fail with both calls
  * named instead of mixing their data. */
 struct pd_shm_call {
-    uint32_t kind;                  /* enum pd_coll_kind */
+    uint8_t kind;                   /* enum pd_coll_kind */
+    uint8_t op;                     /* reductions: enum pd_op_id; else 0 */
+    uint8_t elem;                   /* reductions: enum pd_elem_kind */
+    uint8_t unused;
     int32_t root;                   /* rooted calls; else -1 */
     uint64_t bytes;                 /* the whole call's bytes, same on all */
 };

@@ -242,14 +242,27 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
         unsigned char *shared = bytes <= PD_SHM_INLINE_BYTES
                                     ? pd_shm_line(c, root)->arrival[j & 1].data
                                     : pd_shm_slot(c, j, 0);
+        /* At the first step every rank arrives and the root waits for
+         * all of them, comparing calls: ranks that disagree on the root
+         * (each a root of its own, readers of two roots) fail at once
+         * instead of returning different buffers. */
         if (c->rank == root) {
             pd_copy_in(c, shared, p + off, n);
             pd_shm_arrive(c, j);
-        } else if (keep) {
-            rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, root, "broadcast", err);
-            if (rc != PD_BACKEND_OK)
+            if (off == 0 &&
+                (rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "broadcast",
+                                  err)) != PD_BACKEND_OK)
                 return rc;
-            memcpy(p + off, shared, n);
+        } else {
+            if (off == 0)
+                pd_shm_arrive(c, j);
+            if (keep) {
+                rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, root, "broadcast",
+                                 err);
+                if (rc != PD_BACKEND_OK)
+                    return rc;
+                memcpy(p + off, shared, n);
+            }
         }
         pd_shm_post(c, PD_SHM_DONE, j);
     }

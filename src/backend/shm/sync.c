@@ -88,8 +88,10 @@ void pd_shm_arrive(struct pd_shm_comm *c, uint32_t step)
     pd_shm_post(c, PD_SHM_ARRIVED, step);
 }
 
-static int pd_describe_call(const struct pd_shm_call *call, char *buf,
-                            size_t len)
+/* with_op: name the op and element too (the calls differ in nothing
+ * else). */
+static int pd_describe_call(const struct pd_shm_call *call, bool with_op,
+                            char *buf, size_t len)
 {
     if (call->kind == PD_COLL_BARRIER)
         return snprintf(buf, len, "barrier");
@@ -99,12 +101,17 @@ static int pd_describe_call(const struct pd_shm_call *call, char *buf,
     if (call->kind == PD_COLL_GATHERV || call->kind == PD_COLL_SCATTERV)
         return snprintf(buf, len, "%s with root %d", pd_coll_kind_name(call->kind),
                         (int)call->root);
+    char sig[64] = "";
+    if (with_op && call->op != 0)
+        snprintf(sig, sizeof(sig), " (%s on %s)", pd_op_id_name(call->op),
+                 pd_elem_kind_name(call->elem));
     if (call->root >= 0)
-        return snprintf(buf, len, "%s of %llu bytes to/from root %d",
+        return snprintf(buf, len, "%s of %llu bytes%s to/from root %d",
                         pd_coll_kind_name(call->kind),
-                        (unsigned long long)call->bytes, (int)call->root);
-    return snprintf(buf, len, "%s of %llu bytes", pd_coll_kind_name(call->kind),
-                    (unsigned long long)call->bytes);
+                        (unsigned long long)call->bytes, sig, (int)call->root);
+    return snprintf(buf, len, "%s of %llu bytes%s",
+                    pd_coll_kind_name(call->kind),
+                    (unsigned long long)call->bytes, sig);
 }
 
 /* After an arrival wait: the ranks waited for serve the same call. (Their
@@ -118,11 +125,15 @@ static int pd_check_calls(struct pd_shm_comm *c, uint32_t step, int only,
         const struct pd_shm_call *theirs =
             &pd_shm_line(c, r)->arrival[step & 1].call;
         if (theirs->kind == mine->kind && theirs->root == mine->root &&
-            theirs->bytes == mine->bytes)
+            theirs->bytes == mine->bytes && theirs->op == mine->op &&
+            theirs->elem == mine->elem)
             continue;
-        char a[96], b[96];
-        pd_describe_call(mine, a, sizeof(a));
-        pd_describe_call(theirs, b, sizeof(b));
+        char a[128], b[128];
+        bool only_op = theirs->kind == mine->kind &&
+                       theirs->root == mine->root &&
+                       theirs->bytes == mine->bytes;
+        pd_describe_call(mine, only_op, a, sizeof(a));
+        pd_describe_call(theirs, only_op, b, sizeof(b));
         snprintf(err->msg, sizeof(err->msg),
                  "ranks are in different collectives: rank %d is in %s, "
                  "rank %d in %s (a rank skipped or added a call, or passed "
