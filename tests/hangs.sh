@@ -69,10 +69,11 @@ PDMPI_TIMEOUT=3 timed "PaddlePaddle-style np 2: rank 0 (the store's host) frozen
     15 "waited 3000 ms .* rank 0: unknown \(the store did not answer\)" \
     paddle_run master 127.0.0.1 2 "$shm_check" --freeze 0 6
 
-# A frozen rank's entry in the stall report says how old it is (it may
-# trail the rank's real last call by up to a second of publishing).
-timed "np 2: rank 1 frozen: the report dates its last call" 15 \
-    "rank 1: [^;]*\(call [0-9]+ on MPI_COMM_WORLD\), recorded [0-9.]+ s ago" \
+# A frozen rank's entry in the stall report names its host and pid and
+# says how old it is (it may trail the rank's real last call by up to a
+# second of publishing).
+timed "np 2: rank 1 frozen: the report places and dates its last call" 15 \
+    "rank 1: [^;]*\(call [0-9]+ on MPI_COMM_WORLD\) on [^;,]+, pid [0-9]+, recorded [0-9.]+ s ago" \
     env PDMPI_TIMEOUT=3 "$PDMPIRUN" -np 2 "$shm_check" --freeze 1 6
 
 # Point-to-point waits end like collectives: a dead sender of this host

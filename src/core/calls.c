@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/calls.h"
 #include "base/log.h"
@@ -90,7 +91,7 @@ static void *pd_publisher_main(void *arg)
 {
     (void)arg;
     uint64_t published = UINT64_MAX;
-    char key[64], text[256], err[256];
+    char key[64], text[384], err[256];
     /* Connected here rather than in MPI_Init, which need not wait for
      * stall reports (a store host that stopped answering makes a connect
      * take up to PDMPI_TIMEOUT). */
@@ -108,15 +109,21 @@ static void *pd_publisher_main(void *arg)
         uint64_t v = __atomic_load_n(&pd_last.version, __ATOMIC_ACQUIRE);
         if (v != published) {
             pthread_mutex_unlock(&pd_pub.lock);
-            /* The text, then when it was taken (wall clock, ms): a rank
-             * frozen between two publications shows how old its entry is. */
-            pd_last_call_text(text, sizeof(text) - 24);
+            /* The call, then when it was taken (wall clock, ms: a rank
+             * frozen between two publications shows how old its entry
+             * is), then where the rank runs, so a report names the host
+             * of each rank it waits for. */
+            pd_last_call_text(text, sizeof(text) / 2);
             size_t n = strlen(text) + 1;
             struct timespec now;
             clock_gettime(CLOCK_REALTIME, &now);
             n += (size_t)snprintf(text + n, sizeof(text) - n, "%lld",
                                   (long long)now.tv_sec * 1000 +
                                       now.tv_nsec / 1000000) + 1;
+            n += (size_t)snprintf(text + n, sizeof(text) - n, "%.80s, pid %d",
+                                  pd_rt.host, (int)getpid()) + 1;
+            if (n > sizeof(text))
+                n = sizeof(text);
             int rc = pd_store_set(store, key, text, n, err, sizeof(err));
             pthread_mutex_lock(&pd_pub.lock);
             if (rc != 0)
@@ -157,15 +164,22 @@ void pd_calls_stop_publisher(void)
     pd_pub.running = false;
 }
 
-/* ", recorded 2.4 s ago" from a publication's wall-clock stamp. */
-static void pd_calls_age(const char *stamp, char *buf, size_t len)
+/* " on vm, pid 812, recorded 2.4 s ago" from a publication's fields
+ * after its call text (value, vlen bytes, each field NUL-ended). */
+static void pd_calls_where(const char *value, size_t vlen, char *buf,
+                           size_t len)
 {
+    const char *stamp = value + strlen(value) + 1;
+    if (stamp >= value + vlen)
+        return;
+    const char *where = stamp + strlen(stamp) + 1;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     long long then = atoll(stamp);
     long long ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 - then;
-    if (then > 0)
-        snprintf(buf, len, ", recorded %.1f s ago", ms > 0 ? ms / 1000.0 : 0.0);
+    snprintf(buf, len, "%s%.100s, recorded %.1f s ago",
+             where < value + vlen ? " on " : "",
+             where < value + vlen ? where : "", ms > 0 ? ms / 1000.0 : 0.0);
 }
 
 void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
@@ -196,12 +210,10 @@ void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
                           : -1;
         const char *text = rc == -2 ? "unknown (nothing in the store)"
                                     : "unknown (the store did not answer)";
-        char age[48] = "";
+        char age[160] = "";
         if (rc == 0 && vlen > 0 && ((char *)value)[vlen - 1] == '\0') {
             text = value;
-            size_t t = strlen(text) + 1;
-            if (t < vlen)
-                pd_calls_age(text + t, age, sizeof(age));
+            pd_calls_where(text, vlen, age, sizeof(age));
         }
         if (strcmp(text, mine) == 0) {
             same++;
