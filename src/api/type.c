@@ -167,62 +167,61 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     return MPI_SUCCESS;
 }
 
+/* The four extent queries: every type pdmpi describes starts at 0 and
+ * its true extent is its extent. */
+static int pd_extent(const char *call, MPI_Datatype type, bool lb_set,
+                     bool extent_set, const char *lb_name,
+                     const char *extent_name, MPI_Count *lb,
+                     MPI_Count *extent)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, type, "datatype"));
+    if (!lb_set || !extent_set)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        !lb_set ? lb_name : extent_name);
+    *lb = 0;
+    *extent = (MPI_Count)pd_type_extent(type);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    static const char call[] = "MPI_Type_get_extent";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
-    if (lb == NULL || extent == NULL)
-        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
-                        lb == NULL ? "lb" : "extent");
-    *lb = 0;
-    *extent = (MPI_Aint)pd_type_extent(datatype);
-    return MPI_SUCCESS;
+    MPI_Count l = 0, e = 0;
+    int rc = pd_extent("MPI_Type_get_extent", datatype, lb != NULL,
+                       extent != NULL, "lb", "extent", &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *lb = (MPI_Aint)l;
+        *extent = (MPI_Aint)e;
+    }
+    return rc;
 }
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
                               MPI_Aint *true_extent)
 {
-    static const char call[] = "MPI_Type_get_true_extent";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
-    if (true_lb == NULL || true_extent == NULL)
-        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
-                        true_lb == NULL ? "true_lb" : "true_extent");
-    *true_lb = 0;
-    *true_extent = (MPI_Aint)pd_type_extent(datatype);
-    return MPI_SUCCESS;
+    MPI_Count l = 0, e = 0;
+    int rc = pd_extent("MPI_Type_get_true_extent", datatype, true_lb != NULL,
+                       true_extent != NULL, "true_lb", "true_extent", &l, &e);
+    if (rc == MPI_SUCCESS) {
+        *true_lb = (MPI_Aint)l;
+        *true_extent = (MPI_Aint)e;
+    }
+    return rc;
 }
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                            MPI_Count *extent)
 {
-    MPI_Aint l, e;
-    int rc = PMPI_Type_get_extent(datatype, &l, &e);
-    if (rc == MPI_SUCCESS && (lb == NULL || extent == NULL))
-        return pd_raise(NULL, "MPI_Type_get_extent_x", MPI_ERR_ARG,
-                        "%s is NULL", lb == NULL ? "lb" : "extent");
-    if (rc == MPI_SUCCESS) {
-        *lb = l;
-        *extent = e;
-    }
-    return rc;
+    return pd_extent("MPI_Type_get_extent_x", datatype, lb != NULL,
+                     extent != NULL, "lb", "extent", lb, extent);
 }
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
                                 MPI_Count *true_extent)
 {
-    MPI_Aint l, e;
-    int rc = PMPI_Type_get_true_extent(datatype, &l, &e);
-    if (rc == MPI_SUCCESS && (true_lb == NULL || true_extent == NULL))
-        return pd_raise(NULL, "MPI_Type_get_true_extent_x", MPI_ERR_ARG,
-                        "%s is NULL", true_lb == NULL ? "true_lb"
-                                                      : "true_extent");
-    if (rc == MPI_SUCCESS) {
-        *true_lb = l;
-        *true_extent = e;
-    }
-    return rc;
+    return pd_extent("MPI_Type_get_true_extent_x", datatype, true_lb != NULL,
+                     true_extent != NULL, "true_lb", "true_extent", true_lb,
+                     true_extent);
 }
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)

@@ -22,4 +22,16 @@ static inline int64_t pd_clock_ms(void)
     return pd_clock_ns() / 1000000;
 }
 
+/* The wall-clock time ms from now, as pthread_cond_timedwait takes it
+ * for a condition variable on its default clock. */
+static inline struct timespec pd_clock_realtime_after(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += ms * 1000000L;
+    t.tv_sec += t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return t;
+}
+
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "core/calls.h"
 #include "base/log.h"
 #include "core/runtime.h"
@@ -130,9 +131,7 @@ static void *pd_publisher_main(void *arg)
                 break;          /* the store is gone: nothing to report to */
             published = v;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += PD_PUBLISH_EVERY_MS / 1000;
+        struct timespec until = pd_clock_realtime_after(PD_PUBLISH_EVERY_MS);
         pthread_cond_timedwait(&pd_pub.wake, &pd_pub.lock, &until);
     }
     pthread_mutex_unlock(&pd_pub.lock);

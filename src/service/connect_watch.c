@@ -6,6 +6,7 @@
 #include "boot/net.h"
 #include "service/connect_watch.h"
 #include "core/error.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "core/runtime.h"
 
@@ -36,13 +37,7 @@ static void *pd_connect_watch_run(void *arg)
     struct pd_connect_watch *w = arg;
     pthread_mutex_lock(&w->lock);
     while (!w->done) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += PD_CONNECT_WATCH_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = pd_clock_realtime_after(PD_CONNECT_WATCH_MS);
         pthread_cond_timedwait(&w->cond, &w->lock, &until);
         if (w->done)
             break;

@@ -374,11 +374,7 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
             rc = fail->errclass;
             break;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);  /* the condition's clock */
-        until.tv_nsec += PD_REQUEST_WATCH_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = pd_clock_realtime_after(PD_REQUEST_WATCH_MS);
         pthread_cond_timedwait(&p->arrived, &p->lock, &until);
     }
     pthread_mutex_unlock(&p->lock);

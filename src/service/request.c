@@ -72,11 +72,7 @@ void pd_request_wait_done(struct ompi_request_t *req)
             pthread_cond_wait(&st->done_cond, &st->lock);
             continue;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);  /* the condition's clock */
-        until.tv_nsec += PD_REQUEST_WATCH_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = pd_clock_realtime_after(PD_REQUEST_WATCH_MS);
         if (pthread_cond_timedwait(&st->done_cond, &st->lock, &until) == 0 ||
             st->done)
             continue;
