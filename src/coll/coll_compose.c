@@ -83,34 +83,20 @@ static struct pd_blocks pd_blocks_of(const struct pd_coll *c, int peer)
     return b;
 }
 
-/* This rank's own block: a local copy, unless the call is in place. */
+/* This rank's own block -- the message it would send itself -- as a
+ * local copy, unless the call is in place (the block is where it goes;
+ * an in-place alltoallv has been given a copy of its input). */
 static int pd_copy_own(const struct pd_path *path, const struct pd_coll *c,
                        const char *in, struct pd_fail *fail)
 {
-    bool is_root = c->comm->rank == c->root;
-    size_t off, bytes;
-    switch (c->kind) {
-    case PD_COLL_ALLGATHERV:
-    case PD_COLL_GATHERV:
-        if (c->sendbuf == NULL || (c->kind == PD_COLL_GATHERV && !is_root))
-            return MPI_SUCCESS;
-        pd_layout_block(&c->recv, c->comm->rank, &off, &bytes);
-        return bytes > 0 ? path->copy((char *)c->recvbuf + off, in, bytes,
-                                      fail)
-                         : MPI_SUCCESS;
-    case PD_COLL_SCATTERV:
-        if (c->recvbuf == NULL || !is_root)
-            return MPI_SUCCESS;
-        pd_layout_block(&c->send, c->comm->rank, &off, &bytes);
-        return bytes > 0 ? path->copy(c->recvbuf, in + off, bytes, fail)
-                         : MPI_SUCCESS;
-    default: {                      /* alltoallv */
-        struct pd_blocks b = pd_blocks_of(c, c->comm->rank);
-        return b.rbytes > 0 ? path->copy((char *)c->recvbuf + b.roff,
-                                         in + b.soff, b.rbytes, fail)
-                            : MPI_SUCCESS;
-    }
-    }
+    bool in_place = c->kind == PD_COLL_SCATTERV ? c->recvbuf == NULL
+                    : c->kind == PD_COLL_ALLTOALLV ? false
+                                                   : c->sendbuf == NULL;
+    struct pd_blocks b = pd_blocks_of(c, c->comm->rank);
+    size_t bytes = b.rbytes > 0 ? b.rbytes : b.sbytes; /* root: one side */
+    if (in_place || bytes == 0)
+        return MPI_SUCCESS;
+    return path->copy((char *)c->recvbuf + b.roff, in + b.soff, bytes, fail);
 }
 
 int pd_coll_compose(const struct pd_path *path, const struct pd_coll *c,

@@ -252,7 +252,7 @@ static struct pd_hier_reduction pd_hier_reduction_of(
         .count = count * hc->red.elems_per_item,
         .elem_size = hc->red.elem_size, .fn = hc->red.fn, .ctx = hc->red.ctx,
         .op = (uint8_t)hc->c->op->id,
-        .elem = (uint8_t)pd_type_elem_kind(hc->c->type),
+        .elem = (uint8_t)hc->red.elem_kind,
     };
     return hr;
 }

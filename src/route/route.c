@@ -143,9 +143,8 @@ int pd_route_init(const struct pd_route_setup *s, char *err, size_t errlen)
     if (row != NULL && row->policy && row->devices_var != NULL) {
         char why[448];
         if (pd_route_try(row, true, s, why, sizeof(why)) != 0) {
-            snprintf(err, errlen, row->device != NULL
-                     ? "backend %s requested but %s"
-                     : "backend %s requested, but %s", s->policy, why);
+            snprintf(err, errlen, "backend %s requested%s but %s", s->policy,
+                     row->device != NULL ? "" : ",", why);
             return -1;
         }
         pd_route.runtime = pd_route.ccl = true;

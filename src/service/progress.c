@@ -71,7 +71,8 @@ static struct pd_progress *pd_progress_get(struct pd_comm_state *cs,
                     "cannot start the communicator's progress thread");
         return NULL;
     }
-    cs->progress = p;
+    /* Atomic: pd_progress_run_now reads it without the lock. */
+    __atomic_store_n(&cs->progress, p, __ATOMIC_RELEASE);
     return p;
 }
 
@@ -102,7 +103,7 @@ void pd_progress_stop(struct ompi_communicator_t *comm)
     struct pd_comm_state *cs = comm->state;
     pthread_mutex_lock(&cs->lock);
     struct pd_progress *p = cs->progress;
-    cs->progress = NULL;
+    __atomic_store_n(&cs->progress, NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&cs->lock);
     if (p == NULL)
         return;
