@@ -11,6 +11,7 @@
 
 world_check="$top_builddir/tests/world_check"
 coll_check="$top_builddir/tests/coll_check"
+shm_check="$top_builddir/tests/shm_check"
 
 PD_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pdmpi-test.XXXXXX")
 tag=$$
@@ -67,6 +68,26 @@ expect_world "pdmpirun --nnodes 2 -np 2" pdmpirun 4 2 2 \
     pdmpirun_2hosts "$world_check"
 check_tap "pdmpirun --nnodes 2 -np 2: collectives" \
     pdmpirun_2hosts "$coll_check" --big 65536
+
+# The short last batch across hosts: host B's ranks allreduce 1000
+# elements, host A's 1024. Each host agrees in shared memory; the leaders'
+# gloo step must not abort a process (it did, with SIGABRT in gloo's
+# transport thread): the leaders fail naming both calls, the others with
+# them, within a few seconds, with and without PDMPI_CHECK.
+for checking in 0 1; do
+    start=$(date +%s)
+    PDMPI_CHECK=$checking PDMPI_TIMEOUT=30 \
+        pdmpirun_2hosts "$shm_check" --uneven 2 > "$PD_TMP/uneven" 2>&1
+    rc=$?
+    took=$(($(date +%s) - start))
+    grep -v '^shm_check: rank' "$PD_TMP/uneven" | sed 's/^/# /' | head -6
+    check "2 hosts, uneven last batch, PDMPI_CHECK=$checking: exit $rc in ${took}s, no abort" \
+        sh -c "[ $rc -ne 0 ] && [ $took -le 5 ] &&
+               ! grep -Eq 'SIGABRT|terminate called' '$PD_TMP/uneven'"
+    check "2 hosts, uneven last batch, PDMPI_CHECK=$checking: both calls named" \
+        grep -Eq "rank [0-3]:? (is in allreduce|MPI_Allreduce) of 4(096|000) bytes.*rank [0-3]:? (in allreduce|MPI_Allreduce) of 4(000|096) bytes" \
+        "$PD_TMP/uneven"
+done
 
 PD_RANK_NETNS="$ns_a $ns_a $ns_b $ns_b"
 PD_RANK_ADDRS="$addr_a $addr_a $addr_b $addr_b"

@@ -199,6 +199,8 @@ static int orphan(const char *how)
  * MPI_Barrier: the others' last allreduce meets rank R's barrier (R = 0
  * is the barrier's hub, R = 1 one of its leaves).
  * --count: rank 1 passes one element more than the others.
+ * --uneven [K]: ranks K and up (default: the last rank) pass 1000
+ * elements, the others 1024 (a data-parallel job's short last batch).
  * --roots: odd ranks broadcast from rank 1, even ones from rank 0.
  * --op: rank 1 reduces with MPI_MAX where the others use MPI_SUM (the
  * same bytes: only the op tells the calls apart).
@@ -223,6 +225,11 @@ static int mismatch(const char *how, int skipper)
                                 MPI_COMM_WORLD)
                  : MPI_Gather(buf, 1, MPI_FLOAT, all, 1, MPI_FLOAT, 1,
                               MPI_COMM_WORLD);
+    } else if (strcmp(how, "--uneven") == 0) {
+        static float big[1024];
+        rc = MPI_Allreduce(MPI_IN_PLACE, big,
+                           world_rank >= skipper ? 1000 : 1024,
+                           MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     } else if (strcmp(how, "--roots") == 0) {
         rc = MPI_Bcast(buf, 4, MPI_FLOAT, world_rank % 2, MPI_COMM_WORLD);
     } else if (strcmp(how, "--op") == 0) {
@@ -251,6 +258,8 @@ int main(int argc, char **argv)
         return freeze(atoi(argv[2]), atoi(argv[3]));
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)
         return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : 1);
+    if ((argc == 2 || argc == 3) && strcmp(argv[1], "--uneven") == 0)
+        return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : world_size - 1);
     if (argc == 2 && (strcmp(argv[1], "--count") == 0 ||
                       strcmp(argv[1], "--blocks") == 0 ||
                       strcmp(argv[1], "--roots") == 0 ||

@@ -76,9 +76,9 @@ void *pd_coll_alloc(size_t bytes, struct pd_fail *fail);
  * copies, so one composition serves both memories.
  */
 struct pd_path {
-    int (*exchange)(struct ompi_communicator_t *comm, uint32_t tag,
-                    const struct pd_p2p_op *msgs, size_t n,
-                    struct pd_fail *fail);
+    /* Every rank of c calls it, n = 0 where it has no message. */
+    int (*exchange)(const struct pd_coll *c, const struct pd_p2p_op *msgs,
+                    size_t n, struct pd_fail *fail);
     int (*copy)(void *dst, const void *src, size_t bytes,
                 struct pd_fail *fail);
 };

@@ -133,8 +133,8 @@ int pd_coll_compose(const struct pd_path *path, const struct pd_coll *c,
         pd_add_msg(&m, peer, 0, c->recvbuf, b.roff, b.rbytes);
         pd_add_msg(&m, peer, 1, in, b.soff, b.sbytes);
     }
-    if (rc == MPI_SUCCESS && m.n > 0)
-        rc = path->exchange(comm, c->tag, m.op, m.n, fail);
+    if (rc == MPI_SUCCESS)
+        rc = path->exchange(c, m.op, m.n, fail);
     free(m.op);
     free(copy);
     return rc;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/algo.h"
+#include "coll/agree.h"
 #include "coll/coll.h"
 #include "coll/hier.h"
 #include "base/log.h"
@@ -35,11 +36,29 @@ typedef int (*pd_host_algo)(const struct pd_host_call *hc,
 
 /* ---- flat: one step of the host backend ------------------------------ */
 
+/* What ranks agree on before c's steps and exchanges on the host
+ * backend; a reduction's op and element kind from red. */
+static struct pd_call_sig pd_host_sig(const struct pd_coll *c,
+                                      const struct pd_reduction *red)
+{
+    struct pd_call_sig sig = { .kind = (uint8_t)c->kind, .root = c->root };
+    if (red != NULL) {
+        sig.op = (uint8_t)c->op->id;
+        sig.elem = (uint8_t)red->elem_kind;
+        sig.bytes = c->count * pd_type_extent(c->type);
+    } else if (c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER) {
+        sig.bytes = c->kind == PD_COLL_ALLGATHER
+                        ? c->count * (size_t)c->comm->size : c->count;
+    }
+    return sig;
+}
+
 /* PD_BACKEND_ERR_UNSUPPORTED is returned as is (no message) when the
  * backend lacks the step or cannot take this element size; every other
  * failure becomes an MPI error class in fail. */
-static int pd_step(const struct pd_coll *c, enum pd_coll_kind step,
-                   struct pd_coll_args *args, struct pd_fail *fail)
+static int pd_step(const struct pd_coll *c, const struct pd_call_sig *sig,
+                   enum pd_coll_kind step, struct pd_coll_args *args,
+                   struct pd_fail *fail)
 {
     const struct pd_backend_ops *ops;
     struct pd_backend_comm *bc;
@@ -49,19 +68,30 @@ static int pd_step(const struct pd_coll *c, enum pd_coll_kind step,
     if (c->comm->size > 1 && step != PD_COLL_REDUCE && step != PD_COLL_BARRIER)
         pd_stats_algo(args->algorithm);
     args->tag = c->tag;
-    struct pd_backend_error berr;
-    berr.msg[0] = '\0';
     if (pd_log_enabled(PD_LOG_TRACE))
         pd_log(PD_LOG_TRACE,
                "%s on %s: %zu x %zu B, root %d, tag %u, via %s (%s)",
                pd_coll_kind_name(step), c->comm->state->id, args->count,
                args->elem_size, args->root, args->tag, ops->name,
                pd_algo_name(args->algorithm));
+    const char *what = pd_coll_kind_name(step);
+    struct pd_agree_ctx x = { c->comm, ops, bc, c->comm->size, NULL };
+    struct pd_agree_rec rec = {
+        .call = *sig, .step = (uint8_t)step, .root = args->root,
+        .bytes = args->count * args->elem_size,
+    };
+    int rc = pd_coll_agree(&x, args->tag, &rec, what, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Agreement is itself a barrier. */
+    if (step == PD_COLL_BARRIER && ops->agree != NULL)
+        return MPI_SUCCESS;
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
     int status = pd_backend_step(ops, bc, step, args, &berr);
     if (status == PD_BACKEND_OK || status == PD_BACKEND_ERR_UNSUPPORTED)
         return status;
-    return pd_coll_backend_failed(status, c->comm, pd_coll_kind_name(step),
-                                  berr.msg, fail);
+    return pd_coll_backend_failed(status, c->comm, what, berr.msg, fail);
 }
 
 /* An allreduce or reduce of commutative ops by the backend. */
@@ -81,7 +111,8 @@ static int pd_flat_reduction(const struct pd_host_call *hc,
                                              c->count * pd_type_extent(c->type))
                          : PD_ALGO_DEFAULT,
     };
-    return pd_step(c, c->kind, &args, fail);
+    struct pd_call_sig sig = pd_host_sig(c, &hc->red);
+    return pd_step(c, &sig, c->kind, &args, fail);
 }
 
 static int pd_flat_move(const struct pd_host_call *hc, struct pd_fail *fail)
@@ -94,15 +125,18 @@ static int pd_flat_move(const struct pd_host_call *hc, struct pd_fail *fail)
                      : c->kind == PD_COLL_ALLGATHER ? PD_ALGO_RING
                                                     : PD_ALGO_DEFAULT,
     };
-    return pd_step(c, c->kind, &args, fail);
+    struct pd_call_sig sig = pd_host_sig(c, NULL);
+    return pd_step(c, &sig, c->kind, &args, fail);
 }
 
 /* ---- composed ------------------------------------------------------ */
 
-static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
-                       const struct pd_p2p_op *msgs, size_t n,
-                       struct pd_fail *fail)
+/* Every rank calls this, with or without messages of its own: the ranks
+ * agree on the call and on every block's length first. */
+static int pd_exchange(const struct pd_coll *c, const struct pd_p2p_op *msgs,
+                       size_t n, struct pd_fail *fail)
 {
+    struct ompi_communicator_t *comm = c->comm;
     const struct pd_backend_ops *ops;
     struct pd_backend_comm *bc;
     if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
@@ -113,9 +147,18 @@ static int pd_exchange(struct ompi_communicator_t *comm, uint32_t tag,
         return fail->errclass;
     }
     pd_stats_way(PD_WAY_HOST);
+    const char *what = pd_coll_kind_name(c->kind);
+    struct pd_agree_ctx x = { comm, ops, bc, comm->size, NULL };
+    struct pd_agree_rec rec = { .call = pd_host_sig(c, NULL),
+                                .step = (uint8_t)c->kind, .root = c->root };
+    int rc = pd_coll_agree(&x, c->tag, &rec, what, fail);
+    if (rc == MPI_SUCCESS)
+        rc = pd_coll_agree_blocks(&x, c->tag, msgs, n, what, fail);
+    if (rc != MPI_SUCCESS || n == 0)
+        return rc;
     struct pd_backend_error berr;
     berr.msg[0] = '\0';
-    int status = ops->exchange(bc, msgs, n, tag, &berr);
+    int status = ops->exchange(bc, msgs, n, c->tag, &berr);
     if (status == PD_BACKEND_OK)
         return MPI_SUCCESS;
     return pd_coll_backend_failed(status, comm, "exchange", berr.msg, fail);

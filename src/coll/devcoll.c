@@ -188,12 +188,15 @@ enum pd_route pd_devcoll_route(const struct pd_coll *c, char *why,
     }
 }
 
-static int pd_device_exchange(struct ompi_communicator_t *comm, uint32_t tag,
+/* The library orders messages per communicator itself: no tag. */
+static int pd_device_exchange(const struct pd_coll *c,
                               const struct pd_p2p_op *msgs, size_t n,
                               struct pd_fail *fail)
 {
-    (void)tag;   /* the library orders messages per communicator itself */
+    struct ompi_communicator_t *comm = c->comm;
     struct pd_dccl_comm *dc = NULL;
+    if (n == 0)
+        return MPI_SUCCESS;
     char err[512];
     if (pd_comm_device(comm, &dc, fail) != MPI_SUCCESS)
         return fail->errclass;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "coll/agree.h"
 #include "coll/hier_internal.h"
 #include "core/algo.h"
 #include "core/runtime.h"
@@ -240,16 +241,28 @@ int pd_hier_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
                                : pd_hier_shm_failed(rc, comm, what, &e, fail);
 }
 
-/* One step among the leaders (callers check that this rank leads). */
+/* One step among the leaders (callers check that this rank leads); the
+ * leaders agree on the call first where the host backend needs it. */
 int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
                 enum pd_coll_kind step, struct pd_coll_args *args,
                 const char *what, struct pd_fail *fail)
 {
+    struct pd_agree_ctx x = { comm, h->net_ops, h->net, h->num_hosts,
+                              h->leader };
+    struct pd_agree_rec rec = {
+        .call = h->call, .step = (uint8_t)step, .root = args->root,
+        .bytes = args->count * args->elem_size,
+    };
+    int rc = pd_coll_agree(&x, args->tag, &rec, what, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (step == PD_COLL_BARRIER && h->net_ops->agree != NULL)
+        return MPI_SUCCESS;         /* agreement is itself a barrier */
     struct pd_backend_error e;
     e.msg[0] = '\0';
     if (step != PD_COLL_REDUCE && step != PD_COLL_BARRIER)
         pd_stats_algo(args->algorithm);
-    int rc = pd_backend_step(h->net_ops, h->net, step, args, &e);
+    rc = pd_backend_step(h->net_ops, h->net, step, args, &e);
     if (rc == PD_BACKEND_ERR_UNSUPPORTED && e.msg[0] == '\0')
         snprintf(e.msg, sizeof(e.msg), "the %s backend lacks this step",
                  h->net_ops->name);
@@ -266,12 +279,11 @@ bool pd_hier_leads(const struct pd_hier *h)
 void pd_hier_serve(struct pd_hier *h, enum pd_coll_kind kind, int root,
                    size_t bytes, const struct pd_hier_reduction *red)
 {
-    if (h->shm != NULL) {
-        struct pd_shm_call call = {
-            .kind = (uint8_t)kind, .op = red ? red->op : 0,
-            .elem = red ? red->elem : 0, .root = root, .bytes = bytes,
-        };
-        pd_shm_set_call(h->shm, &call);
-    }
+    h->call = (struct pd_call_sig){
+        .kind = (uint8_t)kind, .op = red ? red->op : 0,
+        .elem = red ? red->elem : 0, .root = root, .bytes = bytes,
+    };
+    if (h->shm != NULL)
+        pd_shm_set_call(h->shm, &h->call);
 }
 

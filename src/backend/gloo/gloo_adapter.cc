@@ -196,6 +196,7 @@ std::function<void(void*, const void*, const void*, size_t)> reduce_function(
 /* Unbound-buffer messages live in a slot space of their own, clear of
  * the prefixes gloo's collectives use (1..8). */
 constexpr uint8_t kExchangeSlotPrefix = 0x21;
+constexpr uint8_t kAgreeSlotPrefix = 0x24;
 
 int unsupported_size(pd_backend_error* err, const char* what, size_t size) {
   snprintf(err->msg, sizeof(err->msg),
@@ -353,42 +354,78 @@ static int pd_gloo_barrier(pd_backend_comm* comm, uint32_t tag,
   }
 }
 
+}  // extern "C"
+
+namespace {
+
+/* Post every receive before any send, then every send, so no rank waits
+ * on a peer that is itself waiting to receive; then wait for all. */
+void exchange_on(pd_backend_comm* comm, uint8_t prefix, const pd_p2p_op* ops,
+                 size_t n, uint32_t tag) {
+  const uint64_t slot = gloo::Slot::build(prefix, tag);
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> bufs;
+  bufs.reserve(n);
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < n; i++) {
+      const pd_p2p_op& op = ops[i];
+      if ((pass == 0) == (op.is_send != 0))
+        continue;
+      bufs.push_back(comm->context->createUnboundBuffer(op.buf, op.bytes));
+      if (op.is_send)
+        bufs.back()->send(op.peer, slot, 0, op.bytes);
+      else
+        bufs.back()->recv(op.peer, slot, 0, op.bytes);
+    }
+  }
+  size_t k = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < n; i++) {
+      if ((pass == 0) == (ops[i].is_send != 0))
+        continue;
+      bool done = ops[i].is_send ? bufs[k]->waitSend(comm->timeout)
+                                 : bufs[k]->waitRecv(comm->timeout);
+      k++;
+      if (!done)
+        throw std::runtime_error("message to/from rank " +
+                                 std::to_string(ops[i].peer) + " aborted");
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
 static int pd_gloo_exchange(pd_backend_comm* comm, const pd_p2p_op* ops,
                             size_t n, uint32_t tag, pd_backend_error* err) {
   try {
-    const uint64_t slot = gloo::Slot::build(kExchangeSlotPrefix, tag);
-    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> bufs;
-    bufs.reserve(n);
-    /* Post every receive before any send, then every send, so no rank
-     * waits on a peer that is itself waiting to receive. */
-    for (int pass = 0; pass < 2; pass++) {
-      for (size_t i = 0; i < n; i++) {
-        const pd_p2p_op& op = ops[i];
-        if ((pass == 0) == (op.is_send != 0))
-          continue;
-        bufs.push_back(comm->context->createUnboundBuffer(op.buf, op.bytes));
-        if (op.is_send)
-          bufs.back()->send(op.peer, slot, 0, op.bytes);
-        else
-          bufs.back()->recv(op.peer, slot, 0, op.bytes);
-      }
-    }
-    size_t k = 0;
-    for (int pass = 0; pass < 2; pass++) {
-      for (size_t i = 0; i < n; i++) {
-        if ((pass == 0) == (ops[i].is_send != 0))
-          continue;
-        bool done = ops[i].is_send ? bufs[k]->waitSend(comm->timeout)
-                                   : bufs[k]->waitRecv(comm->timeout);
-        k++;
-        if (!done)
-          throw std::runtime_error("message to/from rank " +
-                                   std::to_string(ops[i].peer) + " aborted");
-      }
-    }
+    exchange_on(comm, kExchangeSlotPrefix, ops, n, tag);
     return PD_BACKEND_OK;
   } catch (const std::exception& e) {
     return fail(err, "exchange", e);
+  }
+}
+
+/* Every record to every peer directly: one round trip, the least a
+ * check before each call can cost on the few ranks (or host leaders)
+ * gloo serves. */
+static int pd_gloo_agree(pd_backend_comm* comm, const void* mine, void* all,
+                         size_t bytes, uint32_t tag, pd_backend_error* err) {
+  try {
+    char* out = static_cast<char*>(all);
+    memcpy(out + static_cast<size_t>(comm->rank) * bytes, mine, bytes);
+    std::vector<pd_p2p_op> ops;
+    ops.reserve(2 * static_cast<size_t>(comm->size));
+    for (int r = 0; r < comm->size; r++) {
+      if (r == comm->rank)
+        continue;
+      ops.push_back({r, 0, out + static_cast<size_t>(r) * bytes, bytes});
+      ops.push_back({r, 1, const_cast<void*>(mine), bytes});
+    }
+    exchange_on(comm, kAgreeSlotPrefix, ops.data(), ops.size(), tag);
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    return fail(err, "agreement on the call", e);
   }
 }
 
@@ -524,6 +561,7 @@ static pd_backend_ops pd_gloo_ops() {
   o.allgather = pd_gloo_allgather;
   o.barrier = pd_gloo_barrier;
   o.exchange = pd_gloo_exchange;
+  o.agree = pd_gloo_agree;
   o.p2p_start = pd_gloo_p2p_start;
   o.p2p_stop = pd_gloo_p2p_stop;
   o.p2p_post = pd_gloo_p2p_post;

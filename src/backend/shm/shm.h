@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "backend/backend.h"
+#include "base/call_sig.h"
 #include "base/coll_kind.h"
 
 #ifdef __cplusplus
@@ -52,19 +53,6 @@ struct pd_shm_init {
                                        0: never */
 };
 
-/* The collective a rank is in, published with its input at every step
- * and compared by the ranks that wait for it: ranks in different calls
- * (one skipped a call, or passed another count) fail with both calls
- * named instead of mixing their data. */
-struct pd_shm_call {
-    uint8_t kind;                   /* enum pd_coll_kind */
-    uint8_t op;                     /* reductions: enum pd_op_id; else 0 */
-    uint8_t elem;                   /* reductions: enum pd_elem_kind */
-    uint8_t unused;
-    int32_t root;                   /* rooted calls; else -1 */
-    uint64_t bytes;                 /* the whole call's bytes, same on all */
-};
-
 /* A process of this host that no longer runs: gone, or a zombie not yet
  * reaped. */
 bool pd_shm_process_gone(pid_t pid);
@@ -88,7 +76,7 @@ void pd_shm_describe(const struct pd_shm_comm *comm, char *buf, size_t len);
 size_t pd_shm_chunk(const struct pd_shm_comm *comm);
 
 /* The call the following operations serve (until the next one is set). */
-void pd_shm_set_call(struct pd_shm_comm *comm, const struct pd_shm_call *call);
+void pd_shm_set_call(struct pd_shm_comm *comm, const struct pd_call_sig *call);
 
 /* A reduction of count elements of elem_size bytes at in. Each rank keeps
  * elements [want_from, want_to) of the result, element want_from at out

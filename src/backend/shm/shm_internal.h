@@ -51,7 +51,7 @@ struct pd_shm_header {
  * gets the signal, the call and small data in a single transfer. */
 struct pd_shm_arrival {
     _Atomic uint32_t step;              /* the last step of this parity */
-    struct pd_shm_call call;            /* the call that step serves */
+    struct pd_call_sig call;            /* the call that step serves */
     unsigned char data[PD_SHM_INLINE_BYTES];
 } __attribute__((aligned(64)));
 
@@ -90,7 +90,7 @@ struct pd_shm_comm {
     unsigned spin_skipped;          /* waits since the budget ran out */
     int timeout_ms;
     uint32_t step;                  /* the last step this rank began */
-    struct pd_shm_call call;        /* the call the steps serve */
+    struct pd_call_sig call;        /* the call the steps serve */
     uint32_t all_arrived;           /* last step this rank saw every
                                        rank arrive at */
     int64_t moved_ns;               /* when pd_shm_leave_cpu last ran */

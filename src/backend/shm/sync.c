@@ -77,7 +77,7 @@ void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
     }
 }
 
-void pd_shm_set_call(struct pd_shm_comm *c, const struct pd_shm_call *call)
+void pd_shm_set_call(struct pd_shm_comm *c, const struct pd_call_sig *call)
 {
     c->call = *call;
 }
@@ -88,57 +88,20 @@ void pd_shm_arrive(struct pd_shm_comm *c, uint32_t step)
     pd_shm_post(c, PD_SHM_ARRIVED, step);
 }
 
-/* with_op: name the op and element too (the calls differ in nothing
- * else). */
-static int pd_describe_call(const struct pd_shm_call *call, bool with_op,
-                            char *buf, size_t len)
-{
-    if (call->kind == PD_COLL_BARRIER)
-        return snprintf(buf, len, "barrier");
-    /* Block lengths differ from rank to rank: not part of the call. */
-    if (call->kind == PD_COLL_ALLTOALLV)
-        return snprintf(buf, len, "alltoall");
-    if (call->kind == PD_COLL_GATHERV || call->kind == PD_COLL_SCATTERV)
-        return snprintf(buf, len, "%s with root %d", pd_coll_kind_name(call->kind),
-                        (int)call->root);
-    char sig[64] = "";
-    if (with_op && call->op != 0)
-        snprintf(sig, sizeof(sig), " (%s on %s)", pd_op_id_name(call->op),
-                 pd_elem_kind_name(call->elem));
-    if (call->root >= 0)
-        return snprintf(buf, len, "%s of %llu bytes%s to/from root %d",
-                        pd_coll_kind_name(call->kind),
-                        (unsigned long long)call->bytes, sig, (int)call->root);
-    return snprintf(buf, len, "%s of %llu bytes%s",
-                    pd_coll_kind_name(call->kind),
-                    (unsigned long long)call->bytes, sig);
-}
-
 /* After an arrival wait: the ranks waited for serve the same call. (Their
  * call for step stays put until this rank is done with step.) */
 static int pd_check_calls(struct pd_shm_comm *c, uint32_t step, int only,
                           struct pd_backend_error *err)
 {
-    const struct pd_shm_call *mine = &c->call;
+    const struct pd_call_sig *mine = &c->call;
     int from = only >= 0 ? only : 0, to = only >= 0 ? only + 1 : c->size;
     for (int r = from; r < to; r++) {
-        const struct pd_shm_call *theirs =
+        const struct pd_call_sig *theirs =
             &pd_shm_line(c, r)->arrival[step & 1].call;
-        if (theirs->kind == mine->kind && theirs->root == mine->root &&
-            theirs->bytes == mine->bytes && theirs->op == mine->op &&
-            theirs->elem == mine->elem)
+        if (pd_call_sig_same(theirs, mine))
             continue;
-        char a[128], b[128];
-        bool only_op = theirs->kind == mine->kind &&
-                       theirs->root == mine->root &&
-                       theirs->bytes == mine->bytes;
-        pd_describe_call(mine, only_op, a, sizeof(a));
-        pd_describe_call(theirs, only_op, b, sizeof(b));
-        snprintf(err->msg, sizeof(err->msg),
-                 "ranks are in different collectives: rank %d is in %s, "
-                 "rank %d in %s (a rank skipped or added a call, or passed "
-                 "other arguments)", c->comm_ranks[c->rank], a,
-                 c->comm_ranks[r], b);
+        pd_call_sig_mismatch(err->msg, sizeof(err->msg), c->comm_ranks[c->rank],
+                             mine, c->comm_ranks[r], theirs);
         return PD_BACKEND_ERR_MISMATCH;
     }
     return PD_BACKEND_OK;

@@ -1,0 +1,119 @@
+/* Agreement on the call before a host-backend step (agree.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/agree.h"
+#include "coll/coll.h"
+
+/* Records of up to this many ranks live on the stack. */
+#define PD_AGREE_STACK_RANKS 64
+
+static int pd_agree_rank(const struct pd_agree_ctx *x, int r)
+{
+    return x->comm_rank_of != NULL ? x->comm_rank_of[r] : r;
+}
+
+static int pd_agree_trade(const struct pd_agree_ctx *x, uint32_t tag,
+                          const void *mine, void *all, size_t bytes,
+                          const char *what, struct pd_fail *fail)
+{
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
+    int status = x->ops->agree(x->bc, mine, all, bytes, tag, &e);
+    return status == PD_BACKEND_OK
+               ? MPI_SUCCESS
+               : pd_coll_backend_failed(status, x->comm, what, e.msg, fail);
+}
+
+static int pd_agree_mismatch(const struct pd_agree_ctx *x, const char *what,
+                             const char *detail, struct pd_fail *fail)
+{
+    return pd_coll_backend_failed(PD_BACKEND_ERR_MISMATCH, x->comm, what,
+                                  detail, fail);
+}
+
+static bool pd_agree_same(const struct pd_agree_rec *a,
+                          const struct pd_agree_rec *b)
+{
+    return pd_call_sig_same(&a->call, &b->call) && a->step == b->step &&
+           a->root == b->root && a->bytes == b->bytes;
+}
+
+int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,
+                  const struct pd_agree_rec *mine, const char *what,
+                  struct pd_fail *fail)
+{
+    if (x->ops->agree == NULL || x->size < 2)
+        return MPI_SUCCESS;
+    struct pd_agree_rec stack[PD_AGREE_STACK_RANKS];
+    struct pd_agree_rec *all =
+        x->size <= PD_AGREE_STACK_RANKS
+            ? stack
+            : pd_coll_alloc((size_t)x->size * sizeof(*all), fail);
+    if (all == NULL)
+        return fail->errclass;
+    int rc = pd_agree_trade(x, tag, mine, all, sizeof(*mine), what, fail);
+    int other = -1;
+    for (int r = 0; rc == MPI_SUCCESS && r < x->size && other < 0; r++)
+        if (!pd_agree_same(&all[r], mine))
+            other = r;
+    if (other >= 0) {
+        const struct pd_agree_rec *theirs = &all[other];
+        char msg[400];
+        int me = x->comm->rank, them = pd_agree_rank(x, other);
+        if (!pd_call_sig_same(&theirs->call, &mine->call))
+            pd_call_sig_mismatch(msg, sizeof(msg), me, &mine->call, them,
+                                 &theirs->call);
+        else        /* one call, laid out differently: say what moves */
+            snprintf(msg, sizeof(msg),
+                     "ranks passed different layouts to one %s: rank %d's "
+                     "%s step moves %llu bytes, rank %d's %s step %llu",
+                     pd_coll_kind_name(mine->call.kind), me,
+                     pd_coll_kind_name(mine->step),
+                     (unsigned long long)mine->bytes, them,
+                     pd_coll_kind_name(theirs->step),
+                     (unsigned long long)theirs->bytes);
+        rc = pd_agree_mismatch(x, what, msg, fail);
+    }
+    if (all != stack)
+        free(all);
+    return rc;
+}
+
+int pd_coll_agree_blocks(const struct pd_agree_ctx *x, uint32_t tag,
+                         const struct pd_p2p_op *msgs, size_t n,
+                         const char *what, struct pd_fail *fail)
+{
+    if (x->ops->agree == NULL || x->size < 2)
+        return MPI_SUCCESS;
+    /* Row r: rank r's bytes to each peer, then from each peer. */
+    size_t size = (size_t)x->size, row = 2 * size;
+    uint64_t *all = pd_coll_alloc((size + 1) * row * sizeof(uint64_t), fail);
+    if (all == NULL)
+        return fail->errclass;
+    uint64_t *mine = all + size * row;
+    memset(mine, 0, row * sizeof(uint64_t));
+    for (size_t i = 0; i < n; i++)
+        mine[(msgs[i].is_send ? 0 : size) + (size_t)msgs[i].peer] +=
+            msgs[i].bytes;
+    int rc = pd_agree_trade(x, tag, mine, all, row * sizeof(uint64_t), what,
+                            fail);
+    for (size_t s = 0; rc == MPI_SUCCESS && s < size; s++) {
+        for (size_t d = 0; d < size; d++) {
+            uint64_t sent = all[s * row + d], taken = all[d * row + size + s];
+            if (s == d || sent == taken)
+                continue;
+            char msg[300];
+            snprintf(msg, sizeof(msg),
+                     "ranks passed counts that do not match: rank %d sends "
+                     "%llu bytes to rank %d, which expects %llu",
+                     pd_agree_rank(x, (int)s), (unsigned long long)sent,
+                     pd_agree_rank(x, (int)d), (unsigned long long)taken);
+            rc = pd_agree_mismatch(x, what, msg, fail);
+            break;
+        }
+    }
+    free(all);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * Ranks agree on the call before a host-backend step (coll/agree.c).
+ *
+ * gloo's transport aborts the whole process when a message is longer
+ * than the receive posted for it, on a thread no caller can catch, so a
+ * rank that passes another count than its peers must be found before the
+ * step moves anything. A backend that needs this sets its agree entry;
+ * then every step and exchange first trades one fixed-size record per
+ * rank, and the ranks fail together, naming both calls, when any differ.
+ */
+#ifndef PD_COLL_AGREE_H
+#define PD_COLL_AGREE_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "base/call_sig.h"
+#include "base/fail.h"
+
+struct ompi_communicator_t;
+
+/* One rank's record: the collective call (to name it) and the backend
+ * step's own shape (what the transport needs to match). */
+struct pd_agree_rec {
+    struct pd_call_sig call;
+    uint8_t step;                   /* enum pd_coll_kind of the step */
+    uint8_t unused[3];
+    int32_t root;
+    uint64_t bytes;                 /* the step's elements x element size */
+};
+
+/* The backend context a step runs on: its ops, its state, its size, and
+ * the communicator rank of each of its ranks (NULL: the same numbers). */
+struct pd_agree_ctx {
+    struct ompi_communicator_t *comm;
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    int size;
+    const int *comm_rank_of;
+};
+
+/* MPI_SUCCESS when every rank passed a record equal to mine (or the
+ * backend needs no agreement); else the error class, both calls in fail. */
+int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,
+                  const struct pd_agree_rec *mine, const char *what,
+                  struct pd_fail *fail);
+
+/* After pd_coll_agree of an exchange whose block lengths differ from rank
+ * to rank (the v-variants): every rank's lengths to and from every peer,
+ * so that all ranks find the same pair that disagrees. */
+int pd_coll_agree_blocks(const struct pd_agree_ctx *x, uint32_t tag,
+                         const struct pd_p2p_op *msgs, size_t n,
+                         const char *what, struct pd_fail *fail);
+
+#endif
