@@ -4,7 +4,8 @@
 # steps, with messages large enough for non-temporal copies, with
 # spinning off (every wait sleeps), and with the path off (PDMPI_SHM=0:
 # pure gloo); bit-exact rank-order sums and descriptor
-# hygiene (shm_check); no segment left in /dev/shm; a rank killed with
+# hygiene (shm_check); no segment left in /dev/shm, also when rank 0 is
+# killed mid set-up, and a dead rank's segment reclaimed at once; a rank killed with
 # SIGKILL in the middle of an allreduce is noticed by the others within
 # seconds, under pdmpirun and under a launcher that does not kill the
 # others itself (PaddlePaddle-style); ranks bound to a processor each are
@@ -56,6 +57,26 @@ for np in 1 2 3 4 5; do
         left="$left$(find /dev/shm -name "pdmpi-*-$pid-*" -newer "$PD_TMP/stamp")"
     done
     check "np $np: no segment left in /dev/shm" [ -z "$left" ]
+done
+
+# Rank 0 killed while it waits for the others to map a new
+# communicator's segment (they come 2 s late): once pdmpirun returns
+# nothing of the job is left in /dev/shm -- the last rank to map a segment
+# removes its name, and pdmpirun removes what its dead ranks left.
+for np in 2 3 4; do
+    touch "$PD_TMP/stamp"
+    "$PDMPIRUN" -np "$np" "$shm_check" --die-mapping > "$PD_TMP/dm" 2>&1
+    rc=$?
+    grep -v '^shm_check: rank' "$PD_TMP/dm" | sed 's/^/# /' | head -4
+    left=""
+    for pid in $(sed -n 's/^shm_check: rank [0-9]* pid \([0-9]*\)$/\1/p' \
+                     "$PD_TMP/dm"); do
+        left="$left$(find /dev/shm -name "pdmpi-*-$pid-*" -newer "$PD_TMP/stamp")"
+    done
+    check "np $np: rank 0 killed while its segment is mapped: fails (exit $rc)" \
+        sh -c "[ $rc -ne 0 ] && [ $rc -ne 3 ]"
+    check "np $np: rank 0 killed while its segment is mapped: nothing left in /dev/shm" \
+        [ -z "$left" ]
 done
 
 # Processors are counted over all the ranks of a host: ranks bound to a
@@ -185,6 +206,19 @@ if [ "$(id -u)" -eq 0 ] &&
     rc=$?
     check "np 4, 1 MiB /dev/shm, PDMPI_SHM_CHUNK=262144: refused (exit $rc)" \
         sh -c "[ $rc -ne 0 ] && grep -Eq 'cannot reserve [0-9]+ bytes of shared memory in /dev/shm \([0-9]+ free\) for 262144-byte chunks as PDMPI_SHM_CHUNK asks' '$PD_TMP/small'"
+    # What a killed rank left -- a segment whose creator's pid is gone,
+    # filling all but 24 KiB of a 1 MiB /dev/shm -- is reclaimed by the
+    # next set-up on the host at once, whatever its age.
+    dead=$(sh -c 'echo $$')
+    pidns=$(stat -L -c %i /proc/self/ns/pid)
+    small_shm 1m sh -c '
+        head -c 1024000 /dev/zero > /dev/shm/pdmpi-00000000deadbeef-$0-$1-0 &&
+        "$2" -np 2 "$3" && ! ls /dev/shm | grep -q deadbeef' \
+        "$pidns" "$dead" "$PDMPIRUN" "$coll_check" > "$PD_TMP/small" 2>&1
+    rc=$?
+    grep -v '^ok' "$PD_TMP/small" | sed 's/^/# /' | head -4
+    check "np 2, 1 MiB /dev/shm nearly full of a dead rank's segment: reclaimed, coll_check passes (exit $rc)" \
+        [ "$rc" -eq 0 ]
     small_shm 16k "$PDMPIRUN" -np 4 "$coll_check" > "$PD_TMP/small" 2>&1
     rc=$?
     check "np 4, 16 KiB /dev/shm: refused naming /dev/shm (exit $rc)" \

@@ -16,6 +16,9 @@
  *   comes -- HOW is recv, any (MPI_ANY_SOURCE), probe, irecv (MPI_Wait)
  *   or sendrecv, and rank 0 dies (SIGKILL) -- or timeout, where rank 0
  *   lives on, silent, for 6 s; rank 1 must fail, not hang;
+ * - with --die-mapping: rank 0 is killed while it waits for the other
+ *   ranks to map a new communicator's segment (they come 2 s late); the
+ *   driver checks that no segment is left in /dev/shm;
  * - with --freeze R S: rank R stops (SIGSTOP) 2 s after one allreduce,
  *   and a child of it kills it S seconds later; the others time out in a
  *   barrier (the driver checks the message).
@@ -139,6 +142,31 @@ static int die_in_loop(int dying, int at)
     }
 }
 
+static void kill_self(int sig)
+{
+    (void)sig;
+    raise(SIGKILL);
+}
+
+/* Rank 0 makes a new communicator's segment at its first allreduce and
+ * waits for the others to map it; they come 2 s late, it is killed after
+ * 1 s. */
+static int die_mapping(void)
+{
+    MPI_Comm dup;
+    float buf[4] = { 0 };
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &dup) != MPI_SUCCESS)
+        return 2;
+    if (world_rank == 0) {
+        signal(SIGALRM, kill_self);
+        alarm(1);
+    } else {
+        sleep(2);
+    }
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_FLOAT, MPI_SUM, dup);
+    return rc == MPI_SUCCESS ? 3 : 1;   /* 3: rank 0's death unnoticed */
+}
+
 /* Rank `frozen` stops where the others go on to a barrier; with it stops
  * the rendezvous store it may host. A child ends it after `seconds`. */
 static int freeze(int frozen, int seconds)
@@ -252,6 +280,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (argc == 4 && strcmp(argv[1], "--die") == 0)
         return die_in_loop(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 2 && strcmp(argv[1], "--die-mapping") == 0)
+        return die_mapping();
     if (argc == 3 && strcmp(argv[1], "--orphan") == 0)
         return orphan(argv[2]);
     if (argc == 4 && strcmp(argv[1], "--freeze") == 0)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/shm/shm.h"
+#include "boot/shm_name.h"
 #include "core/runtime.h"
 
 struct pd_runtime pd_rt;
@@ -24,7 +24,7 @@ bool pd_runtime_local_rank_gone(int w)
     return w != world->rank && world->pid_of != NULL &&
            world->node_of != NULL &&
            world->node_of[w] == world->node_of[world->rank] &&
-           pd_shm_process_gone((pid_t)world->pid_of[w]);
+           pd_process_gone((pid_t)world->pid_of[w]);
 }
 
 _Noreturn void pd_runtime_abort_job(int code, const char *msg)

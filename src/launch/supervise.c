@@ -5,10 +5,12 @@
 #include "pdmpirun.h"
 
 #include <poll.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include "boot/net.h"
+#include "boot/shm_name.h"
 
 /* Once every rank is reaped, how long output pipes still held open by a
  * rank's leftover children may delay pdmpirun's exit. */
@@ -284,6 +286,25 @@ static void kill_and_reap_stragglers(struct pd_job *job)
     }
 }
 
+/* A rank killed while its shared-memory segment was being mapped leaves
+ * the segment's name in /dev/shm, holding RAM: remove the ranks' own
+ * (now that every rank is reaped) rather than wait for the next job. */
+static void sweep_segments(const struct pd_job *job)
+{
+    pid_t *pids = malloc((size_t)job->opt.nranks * sizeof(pid_t));
+    if (pids == NULL)
+        return;
+    size_t n = 0;
+    for (int r = 0; r < job->opt.nranks; r++)
+        if (job->ranks[r].pid > 0)
+            pids[n++] = job->ranks[r].pid;
+    int removed = pd_shm_name_sweep(pids, n);
+    if (removed > 0)
+        pd_say("removed %d shared memory segment%s the ranks left in "
+               "/dev/shm", removed, removed == 1 ? "" : "s");
+    free(pids);
+}
+
 void pd_supervise(struct pd_job *job)
 {
     /* Once pdmpirun is told to stop, ranks not yet started stay so. */
@@ -296,4 +317,5 @@ void pd_supervise(struct pd_job *job)
     pd_check_execs(job);
     run_event_loop(job);
     kill_and_reap_stragglers(job);
+    sweep_segments(job);
 }

@@ -4,7 +4,6 @@
  * removes the name once all have: from then on the memory lives exactly as
  * long as the mappings, whatever happens to the processes.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -14,12 +13,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend/shm/shm_internal.h"
 #include "base/hash.h"
 #include "boot/net.h"
+#include "boot/shm_name.h"
 #include "boot/store.h"
 
 size_t pd_shm_segment_bytes(int size, size_t chunk)
@@ -33,12 +32,10 @@ size_t pd_shm_segment_bytes(int size, size_t chunk)
 static void pd_segment_name(const struct pd_shm_init *init, char *name,
                             size_t len)
 {
-    static _Atomic unsigned serial;
     const char *key = init->job_key, *prefix = init->store_prefix;
-    uint64_t h = pd_fnv1a64_more(pd_fnv1a64(key, strlen(key)), prefix,
-                                 strlen(prefix));
-    snprintf(name, len, "/pdmpi-%016llx-%d-%u", (unsigned long long)h,
-             (int)getpid(), atomic_fetch_add(&serial, 1));
+    pd_shm_name_make(pd_fnv1a64_more(pd_fnv1a64(key, strlen(key)), prefix,
+                                     strlen(prefix)),
+                     name, len);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -50,38 +47,6 @@ static int segment_error(struct pd_backend_error *err, int status, const char *f
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
     return status;
-}
-
-/*
- * A segment's name is removed as soon as every rank has mapped it; only a
- * rank 0 killed in between leaves one behind. Names carry the creator's
- * pid: remove those whose creator is gone and that are older than a
- * minute (a live segment keeps its name for seconds at most, and the age
- * guards against a pid from another pid namespace that shares /dev/shm).
- */
-static void pd_sweep_stale(void)
-{
-    DIR *d = opendir("/dev/shm");
-    if (d == NULL)
-        return;
-    time_t now = time(NULL);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        unsigned long long hash;
-        int pid, end = 0;
-        unsigned serial;
-        if (sscanf(e->d_name, "pdmpi-%16llx-%d-%u%n", &hash, &pid, &serial,
-                   &end) != 3 || e->d_name[end] != '\0')
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, 0) != 0 ||
-            now - st.st_mtime < 60 || !pd_shm_process_gone((pid_t)pid))
-            continue;
-        char name[300];
-        snprintf(name, sizeof(name), "/%s", e->d_name);
-        shm_unlink(name);
-    }
-    closedir(d);
 }
 
 /*
@@ -218,7 +183,7 @@ static int pd_wait_mapped(struct pd_shm_comm *c, const char *name,
         }
         int64_t now = pd_net_now_ms();
         if (now >= next_check) {
-            if (pd_shm_process_gone((pid_t)c->pids[r])) {
+            if (pd_process_gone((pid_t)c->pids[r])) {
                 snprintf(err->msg, sizeof(err->msg),
                          "rank %d (pid %d, this host) is gone before mapping "
                          "shared memory segment %s", c->comm_ranks[r],
@@ -250,7 +215,7 @@ static int pd_get_name(struct pd_shm_comm *c, struct pd_store_client *store,
         if (pd_store_get(store, key, value, len, wait, serr,
                          sizeof(serr)) == 0)
             return PD_BACKEND_OK;
-        if (pd_shm_process_gone((pid_t)c->pids[0])) {
+        if (pd_process_gone((pid_t)c->pids[0])) {
             snprintf(err->msg, sizeof(err->msg),
                      "rank %d (pid %d, this host) is gone before creating "
                      "the shared memory segment", c->comm_ranks[0],
@@ -330,7 +295,8 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     snprintf(key, sizeof(key), "%s/shm", init->store_prefix);
     int rc;
     if (c->rank == 0) {
-        pd_sweep_stale();
+        /* What ranks killed before their segment was mapped left. */
+        pd_shm_name_sweep(NULL, 0);
         pd_segment_name(init, name, sizeof(name));
         rc = pd_segment_create(c, name, init->chunk_fixed, err);
         if (rc == PD_BACKEND_OK &&
@@ -359,6 +325,11 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     if (rc == PD_BACKEND_OK) {
         atomic_store(&pd_shm_line(c, c->rank)->cpu, -1);   /* not known */
         atomic_store(&pd_shm_line(c, c->rank)->mapped, 1);
+        /* The last rank to map the segment removes its name: nothing is
+         * left in /dev/shm even if local rank 0 is killed now. */
+        if (atomic_fetch_add(&c->header->mapped_ranks, 1) + 1 ==
+            (uint32_t)c->size)
+            shm_unlink(name);
         if (c->rank == 0) {
             rc = pd_wait_mapped(c, name, err);
             shm_unlink(name);

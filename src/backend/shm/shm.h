@@ -53,10 +53,6 @@ struct pd_shm_init {
                                        0: never */
 };
 
-/* A process of this host that no longer runs: gone, or a zombie not yet
- * reaped. */
-bool pd_shm_process_gone(pid_t pid);
-
 /* Bytes of the segment pd_shm_comm_create makes for size ranks. */
 size_t pd_shm_segment_bytes(int size, size_t chunk);
 

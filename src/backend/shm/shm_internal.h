@@ -45,6 +45,7 @@ struct pd_shm_header {
     uint64_t bytes;
     _Atomic uint32_t doorbell;          /* futex word: bumped to wake */
     _Atomic uint32_t sleepers;          /* ranks asleep on the doorbell */
+    _Atomic uint32_t mapped_ranks;      /* the last to map removes the name */
 };
 
 /* What a rank publishes for one step parity, in one cache line: a reader

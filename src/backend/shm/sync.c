@@ -28,6 +28,7 @@
 
 #include "backend/shm/shm_internal.h"
 #include "boot/net.h"
+#include "boot/shm_name.h"
 
 #define PD_SHM_YIELDS 20
 #define PD_SHM_NAP_MS 20
@@ -127,27 +128,6 @@ static bool pd_all_reached(struct pd_shm_comm *c, enum pd_shm_counter which,
     return true;
 }
 
-bool pd_shm_process_gone(pid_t pid)
-{
-    if (pid <= 0)
-        return false;
-    if (kill(pid, 0) != 0)
-        return errno == ESRCH;
-    char path[64], buf[256];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    const char *paren = strrchr(buf, ')');  /* the name may hold spaces */
-    return paren != NULL && paren[1] == ' ' &&
-           (paren[2] == 'Z' || paren[2] == 'X');
-}
-
 static int pd_check_waited(struct pd_shm_comm *c, enum pd_shm_counter which,
                            uint32_t step, int only, int next,
                            int64_t deadline, const char *what,
@@ -160,7 +140,7 @@ static int pd_check_waited(struct pd_shm_comm *c, enum pd_shm_counter which,
         if (pd_reached(atomic_load_explicit(pd_counter(l, which, step),
                                             memory_order_acquire), step))
             continue;
-        if (pd_shm_process_gone(l->pid)) {
+        if (pd_process_gone(l->pid)) {
             snprintf(err->msg, sizeof(err->msg),
                      "%s: rank %d (pid %d, this host) is gone", what,
                      c->comm_ranks[r], (int)l->pid);
