@@ -30,6 +30,12 @@
 
 #define PD_CONNECT_BACKOFF_START_MS 10
 #define PD_CONNECT_BACKOFF_CAP_MS 1000
+/* One attempt (connect and HELLO) may take this long, doubling from the
+ * first up to the cap: a store too busy to accept, or one whose listen
+ * backlog overflowed and dropped the handshake, is asked again instead
+ * of spending the whole deadline on one attempt. */
+#define PD_CONNECT_ATTEMPT_START_MS 2000
+#define PD_CONNECT_ATTEMPT_CAP_MS 16000
 #define PD_MIN_REQUEST_TIMEOUT_MS 5000
 #define PD_SERVER_MESSAGE_LEN 512
 #define PD_SMALL_FRAME 2048
@@ -275,9 +281,15 @@ static int store_connect(const char *addr, const char *job_key, int rank,
     struct attempt at = { 0 };
     int attempts = 0;
     int fd = -1;
+    int64_t attempt_ms = PD_CONNECT_ATTEMPT_START_MS;
     for (;;) {
         attempts++;
-        fd = try_connect(host, port, job_key, rank, deadline, &at);
+        int64_t now = pd_net_now_ms();
+        int64_t attempt_deadline =
+            now + attempt_ms < deadline ? now + attempt_ms : deadline;
+        fd = try_connect(host, port, job_key, rank, attempt_deadline, &at);
+        if (attempt_ms < PD_CONNECT_ATTEMPT_CAP_MS)
+            attempt_ms *= 2;
         if (fd >= 0 || at.refusal[0] ||
             !connect_errno_is_retryable(at.last_errno) ||
             (refused_is_final && at.last_errno == ECONNREFUSED))

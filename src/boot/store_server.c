@@ -31,7 +31,7 @@
 #include "store_frame.h"
 #include "store_proto.h"
 
-#define PD_LISTEN_BACKLOG 1024
+#define PD_LISTEN_BACKLOG 4096    /* the kernel may cap it (somaxconn) */
 #define PD_BUFFER_MIN 4096
 #define PD_BUFFER_KEEP (64 * 1024)  /* shrink buffers above this when idle */
 #define PD_ACCEPT_PAUSE_MS 100      /* after EMFILE, so poll does not spin */

@@ -13,9 +13,9 @@
 #include "pdmpirun.h"
 
 #include <stdarg.h>
-#include <sys/resource.h>
 
 #include "boot/env.h"
+#include "boot/fd_limit.h"
 #include "boot/net.h"
 
 void pd_say(const char *fmt, ...)
@@ -40,16 +40,6 @@ static void ensure_standard_fds(void)
             close(null_fd);
         }
     }
-}
-
-/* Copied output needs two descriptors per rank in pdmpirun. */
-static void raise_fd_limit(int needed)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= (rlim_t)needed)
-        return;
-    rl.rlim_cur = rl.rlim_max < (rlim_t)needed ? rl.rlim_max : (rlim_t)needed;
-    setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 /*
@@ -145,7 +135,9 @@ int main(int argc, char **argv)
 
     pd_parse_args(argc, argv, &job.opt);
     ensure_standard_fds();
-    raise_fd_limit(3 * job.opt.nranks + 64);
+    /* Copied output takes two descriptors per rank, the store one per
+     * connection: every rank's, and one per communicator set up at once. */
+    pd_fd_limit_raise();
     if (pd_install_signal_handlers() < 0) {
         pd_say("cannot install signal handlers: %s", strerror(errno));
         return PD_EXIT_SETUP;

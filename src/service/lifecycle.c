@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "boot/fd_limit.h"
 #include "core/calls.h"
 #include "service/call_check.h"
 #include "core/group.h"
@@ -105,6 +106,8 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     }
     pd_log_level = pd_rt.config.debug_level;
     pd_stats_enabled = pd_rt.config.stats;
+    /* Each live communicator across processes holds sockets. */
+    pd_fd_limit_raise();
 
     if (pd_world_detect(&pd_rt.world, pd_rt.config.launcher,
                         pd_rt.config.timeout_ms, why, sizeof(why)) != 0) {

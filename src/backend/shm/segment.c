@@ -176,6 +176,9 @@ static int pd_wait_mapped(struct pd_shm_comm *c, const char *name,
 {
     int64_t deadline = pd_net_now_ms() + c->timeout_ms;
     int64_t next_check = 0;
+    /* Polls back off: hundreds of set-ups waiting at once must leave the
+     * processors to the ranks (and the store) they wait for. */
+    useconds_t pause = 100;
     for (int r = 0; r < c->size;) {
         if (atomic_load(&pd_shm_line(c, r)->mapped)) {
             r++;
@@ -196,7 +199,9 @@ static int pd_wait_mapped(struct pd_shm_comm *c, const char *name,
             return segment_error(err, PD_BACKEND_ERR_TIMEOUT,
                            "not every rank on this host mapped shared memory "
                            "segment %s within PDMPI_TIMEOUT", name);
-        usleep(200);
+        usleep(pause);
+        if (pause < 5000)
+            pause *= 2;
     }
     return PD_BACKEND_OK;
 }
