@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -160,6 +162,121 @@ static int raw_sees_eof(int fd)
 }
 
 /* ---------------------------------------------------------- the tests */
+
+/*
+ * 1 100 connections from another process that never say HELLO,
+ * against a server whose process may hold 1 024 descriptors: the job's
+ * clients keep working all along, and the server closes every stranger
+ * within its grace of a few seconds (the oldest at once beyond a cap).
+ */
+#define STRANGERS 1100
+static void test_idle_strangers(void)
+{
+    struct rlimit old;
+    getrlimit(RLIMIT_NOFILE, &old);
+    struct rlimit low = { old.rlim_max < 1024 ? old.rlim_max : 1024,
+                          old.rlim_max };
+    setrlimit(RLIMIT_NOFILE, &low);
+    /* A server of its own, started under that limit as pdmpirun's is. */
+    struct pd_store_server *server = NULL;
+    char saved_addr[sizeof store_addr], err[512];
+    int saved_port = store_port;
+    memcpy(saved_addr, store_addr, sizeof store_addr);
+    store_port = 0;             /* the kernel picks */
+    if (pd_store_server_start("127.0.0.1", job_key, &server, &store_port, err,
+                              sizeof err)) {
+        check(0, "strangers: a server under 1024 descriptors", "%s", err);
+        store_port = saved_port;
+        setrlimit(RLIMIT_NOFILE, &old);
+        return;
+    }
+    snprintf(store_addr, sizeof store_addr, "127.0.0.1:%d", store_port);
+    int to_parent[2], to_child[2];
+    if (pipe(to_parent) != 0 || pipe(to_child) != 0) {
+        check(0, "strangers: pipes", "%s", strerror(errno));
+        return;
+    }
+    struct pd_store_client *early = connect_or_die(job_key, 98);
+    pid_t child = fork();
+    if (child == 0) {
+        close(to_child[1]);     /* a parent that dies ends the wait */
+        close(to_parent[0]);
+        struct rlimit big = { old.rlim_max, old.rlim_max };
+        setrlimit(RLIMIT_NOFILE, &big);
+        static int fds[STRANGERS];
+        int n = 0;
+        for (; n < STRANGERS; n++) {
+            fds[n] = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in sa = { .sin_family = AF_INET,
+                                      .sin_port = htons((uint16_t)store_port),
+                                      .sin_addr.s_addr =
+                                          htonl(INADDR_LOOPBACK) };
+            if (fds[n] < 0 ||
+                connect(fds[n], (struct sockaddr *)&sa, sizeof sa) < 0)
+                break;
+            struct timeval tv = { .tv_sec = 10 };
+            setsockopt(fds[n], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        }
+        int counts[2] = { n, 0 };
+        if (write(to_parent[1], counts, sizeof(int)) < 0)
+            _exit(1);
+        char go;
+        if (read(to_child[0], &go, 1) != 1)
+            _exit(1);
+        for (int i = 0; i < n && raw_sees_eof(fds[i]); i++)
+            counts[1]++;     /* stops at the first left open past 10 s */
+        if (write(to_parent[1], &counts[1], sizeof(int)) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(to_child[0]);
+    close(to_parent[1]);
+    int opened = 0, closed = 0;
+    if (read(to_parent[0], &opened, sizeof opened) != sizeof opened)
+        opened = -1;
+    check(opened >= STRANGERS * 9 / 10,
+          "strangers: about 1100 idle connections opened", "%d", opened);
+    /* A client connected before them works at once; a new one waits
+     * behind the strangers in the kernel's listen queue while the server
+     * closes them PD_MAX_UNGREETED at a time. */
+    int64_t start = pd_net_now_ms();
+    char e[512], key[] = "strangers/early";
+    void *value = NULL;
+    size_t len = 0;
+    int early_works = pd_store_set(early, key, "x", 1, e, sizeof e) == 0 &&
+                      pd_store_get(early, key, &value, &len, 1000, e,
+                                   sizeof e) == 0 && len == 1;
+    free(value);
+    int64_t took = pd_net_now_ms() - start;
+    check(early_works && took < 500,
+          "strangers: a connected client of the job works at once",
+          "%s after %" PRId64 " ms", early_works ? "worked" : e, took);
+    start = pd_net_now_ms();
+    int works = store_still_works("strangers");
+    took = pd_net_now_ms() - start;
+    check(works && took < 3000,
+          "strangers: a new client of the job connects within 3 s",
+          "%s after %" PRId64 " ms", works ? "worked" : "failed", took);
+    printf("# a new client worked after %" PRId64 " ms\n", took);
+    if (write(to_child[1], "g", 1) != 1 ||
+        read(to_parent[0], &closed, sizeof closed) != sizeof closed)
+        closed = -1;
+    took = pd_net_now_ms() - start;
+    check(closed == opened && took < 8000,
+          "strangers: the server closed every one within its grace",
+          "%d of %d closed after %" PRId64 " ms", closed, opened, took);
+    printf("# %d strangers closed within %" PRId64 " ms\n", closed, took);
+    close(to_child[1]);
+    waitpid(child, NULL, 0);
+    pd_store_close(early);
+    close(to_parent[0]);
+    check(store_still_works("after-strangers"),
+          "strangers: the store works after them", NULL);
+    pd_store_server_stop(server);
+    store_port = saved_port;
+    memcpy(store_addr, saved_addr, sizeof store_addr);
+    setrlimit(RLIMIT_NOFILE, &old);
+}
 
 static void test_job_key(void)
 {
@@ -591,6 +708,7 @@ int main(void)
     test_many_threads();
     test_wrong_job_key();
     test_misbehaving_peers();
+    test_idle_strangers();
     test_reset_while_parked();
     test_connect_refused_times_out();
     test_reconnect();

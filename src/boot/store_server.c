@@ -22,7 +22,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,6 +38,17 @@
 #define PD_BUFFER_KEEP (64 * 1024)  /* shrink buffers above this when idle */
 #define PD_ACCEPT_PAUSE_MS 100      /* after EMFILE, so poll does not spin */
 #define PD_PEER_LEN 80
+/* A job's clients say HELLO as soon as they are connected; a connection
+ * that has not within PD_HELLO_GRACE_MS is a stranger's and is closed.
+ * At most half the descriptor limit wait unauthenticated at once (a
+ * job's burst of set-ups stays far below with the raised limit); beyond
+ * that, or when accept runs out of descriptors, the oldest that has
+ * waited PD_STRANGER_MIN_MS goes, or accepting waits for HELLOs, so that
+ * idle strangers cannot take the descriptors the job needs. */
+#define PD_HELLO_GRACE_MS 5000
+#define PD_MIN_UNGREETED 64         /* the cap never goes below */
+#define PD_STRANGER_MIN_MS 200      /* waited this long: may be closed */
+#define PD_STRANGER_PAUSE_MS 10     /* accepting waits this for HELLOs */
 
 struct pd_buffer {
     uint8_t *data;
@@ -63,6 +76,7 @@ struct pd_store_conn {
     int fd;
     int dead;           /* close at the end of this loop iteration */
     int greeted;        /* HELLO with the right job key received */
+    int64_t accepted_ms;    /* when it was accepted */
     int head_checked;   /* header of the frame at the front was validated */
     int32_t rank;
     char peer[PD_PEER_LEN];
@@ -89,6 +103,8 @@ struct pd_store_server {
     size_t pfds_cap;
     struct pd_kv_table table;
     int64_t accept_paused_until;
+    unsigned long strangers_closed;   /* not yet logged */
+    size_t ungreeted_cap;
 };
 
 /* ---------------------------------------------------------------- logging */
@@ -601,14 +617,76 @@ static void expire_parked_gets(struct pd_store_server *s, int64_t now)
 
 /* ------------------------------------------------------------ the loop */
 
+/* Close c now (its descriptor is needed), free it with the dead ones. */
+static void conn_close_now(struct pd_store_conn *c)
+{
+    c->dead = 1;
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+/* Room for one more unauthenticated connection: true when fewer than
+ * the cap wait (and !short_of_fds), or when the oldest has waited
+ * PD_STRANGER_MIN_MS -- it is closed; false otherwise: their HELLOs are
+ * read before more are accepted. */
+static bool room_for_stranger(struct pd_store_server *s, int64_t now,
+                              bool short_of_fds)
+{
+    size_t open = 0, oldest = 0;
+    for (size_t i = 0; i < s->nconns; i++) {
+        const struct pd_store_conn *c = s->conns[i];
+        if (c->dead || c->greeted)
+            continue;
+        if (open++ == 0 || c->accepted_ms < s->conns[oldest]->accepted_ms)
+            oldest = i;
+    }
+    if (open < s->ungreeted_cap && !short_of_fds)
+        return true;
+    if (open == 0 || now - s->conns[oldest]->accepted_ms < PD_STRANGER_MIN_MS)
+        return false;
+    conn_close_now(s->conns[oldest]);
+    s->strangers_closed++;
+    return true;
+}
+
+/* Close connections that did not authenticate in time; one log line for
+ * these and the ones room_for_stranger closed since the last. */
+static void close_strangers(struct pd_store_server *s, int64_t now)
+{
+    for (size_t i = 0; i < s->nconns; i++) {
+        struct pd_store_conn *c = s->conns[i];
+        if (!c->dead && !c->greeted &&
+            now - c->accepted_ms >= PD_HELLO_GRACE_MS) {
+            conn_close_now(c);
+            s->strangers_closed++;
+        }
+    }
+    if (s->strangers_closed > 0) {
+        server_log("closed %lu connection%s that had not said HELLO (each "
+                   "may wait %d ms, at most %zu at once)",
+                   s->strangers_closed, s->strangers_closed == 1 ? "" : "s",
+                   PD_HELLO_GRACE_MS, s->ungreeted_cap);
+        s->strangers_closed = 0;
+    }
+}
+
 static void accept_clients(struct pd_store_server *s)
 {
     for (;;) {
+        int64_t now = pd_net_now_ms();
+        if (!room_for_stranger(s, now, false)) {
+            s->accept_paused_until = now + PD_STRANGER_PAUSE_MS;
+            return;
+        }
         struct sockaddr_storage ss;
         socklen_t sslen = sizeof ss;
         int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &sslen,
                          SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
+            if ((errno == EMFILE || errno == ENFILE) &&
+                room_for_stranger(s, pd_net_now_ms(), true))
+                continue;       /* a stranger made room */
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
                 errno == ENOMEM) {
                 server_log("cannot accept a connection: %s; pausing %d ms",
@@ -635,6 +713,7 @@ static void accept_clients(struct pd_store_server *s)
         }
         c->fd = fd;
         c->rank = -1;
+        c->accepted_ms = now;
         pd_net_set_nodelay(fd);
         pd_net_format_sockaddr((struct sockaddr *)&ss, sslen, c->peer,
                                sizeof c->peer);
@@ -663,6 +742,9 @@ static int poll_timeout(const struct pd_store_server *s, int64_t now)
             return 0;
         if (c->parked && (next < 0 || c->parked_deadline < next))
             next = c->parked_deadline;
+        int64_t grace_ends = c->accepted_ms + PD_HELLO_GRACE_MS;
+        if (!c->greeted && !c->dead && (next < 0 || grace_ends < next))
+            next = grace_ends;
     }
     if (s->accept_paused_until > now &&
         (next < 0 || s->accept_paused_until < next))
@@ -739,6 +821,7 @@ static void *server_main(void *arg)
         for (size_t i = 0; i < s->nconns; i++)
             conn_process(s, s->conns[i]);
         expire_parked_gets(s, pd_net_now_ms());
+        close_strangers(s, pd_net_now_ms());
         remove_dead_conns(s);
     }
     return NULL;
@@ -843,6 +926,13 @@ int pd_store_server_start(const char *bind_host, const char *job_key,
     }
     memcpy(s->job_key, job_key, key_len);
     s->job_key_len = key_len;
+    struct rlimit rl;
+    s->ungreeted_cap = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+                               rl.rlim_cur != RLIM_INFINITY &&
+                               rl.rlim_cur / 2 < (rlim_t)SIZE_MAX
+                           ? (size_t)(rl.rlim_cur / 2) : (size_t)1 << 20;
+    if (s->ungreeted_cap < PD_MIN_UNGREETED)
+        s->ungreeted_cap = PD_MIN_UNGREETED;
     s->wake_pipe[0] = s->wake_pipe[1] = -1;
     s->pfds_cap = 64;
     s->pfds = calloc(s->pfds_cap, sizeof *s->pfds);
