@@ -242,10 +242,12 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
         unsigned char *shared = bytes <= PD_SHM_INLINE_BYTES
                                     ? pd_shm_line(c, root)->arrival[j & 1].data
                                     : pd_shm_slot(c, j, 0);
-        /* At the first step every rank arrives and the root waits for
-         * all of them, comparing calls: ranks that disagree on the root
-         * (each a root of its own, readers of two roots) fail at once
-         * instead of returning different buffers. */
+        /* At the first step every rank arrives and waits for all the
+         * others, comparing calls: ranks that disagree on the root (each
+         * a root of its own, readers of two roots) all fail at once
+         * instead of returning different buffers -- a reader that waited
+         * for its root alone could return before another root's readers
+         * arrived. */
         if (c->rank == root) {
             pd_copy_in(c, shared, p + off, n);
             pd_shm_arrive(c, j);
@@ -254,8 +256,12 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
                                   err)) != PD_BACKEND_OK)
                 return rc;
         } else {
-            if (off == 0)
+            if (off == 0) {
                 pd_shm_arrive(c, j);
+                rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "broadcast", err);
+                if (rc != PD_BACKEND_OK)
+                    return rc;
+            }
             if (keep) {
                 rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, root, "broadcast",
                                  err);
