@@ -35,6 +35,8 @@ enum pd_backend_status {
  * is on the path of every call, and only a failure writes the rest. */
 struct pd_backend_error {
     char msg[512];
+    int peer;       /* agree only (its caller sets -1): the backend rank a
+                       wait that failed was for */
 };
 
 struct pd_store_client;

@@ -20,10 +20,18 @@ static int pd_agree_trade(const struct pd_agree_ctx *x, uint32_t tag,
 {
     struct pd_backend_error e;
     e.msg[0] = '\0';
+    e.peer = -1;
     int status = x->ops->agree(x->bc, mine, all, bytes, tag, &e);
-    return status == PD_BACKEND_OK
-               ? MPI_SUCCESS
-               : pd_coll_backend_failed(status, x->comm, what, e.msg, fail);
+    if (status == PD_BACKEND_OK)
+        return MPI_SUCCESS;
+    /* Name the rank waited for in the communicator's numbers (the
+     * backend's are the host leaders' between hosts). */
+    if (e.peer >= 0 && e.peer < x->size) {
+        size_t n = strlen(e.msg);
+        snprintf(e.msg + n, sizeof(e.msg) - n, "; it was waiting for rank %d",
+                 pd_agree_rank(x, e.peer));
+    }
+    return pd_coll_backend_failed(status, x->comm, what, e.msg, fail);
 }
 
 static int pd_agree_mismatch(const struct pd_agree_ctx *x, const char *what,

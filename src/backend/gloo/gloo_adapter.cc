@@ -358,6 +358,13 @@ static int pd_gloo_barrier(pd_backend_comm* comm, uint32_t tag,
 
 namespace {
 
+/* A wait of exchange_on that failed, and the peer it was for. */
+struct PeerFailure : std::runtime_error {
+  PeerFailure(const std::string& what, int peer_rank)
+      : std::runtime_error(what), peer(peer_rank) {}
+  int peer;
+};
+
 /* Post every receive before any send, then every send, so no rank waits
  * on a peer that is itself waiting to receive; then wait for all. */
 void exchange_on(pd_backend_comm* comm, uint8_t prefix, const pd_p2p_op* ops,
@@ -382,12 +389,18 @@ void exchange_on(pd_backend_comm* comm, uint8_t prefix, const pd_p2p_op* ops,
     for (size_t i = 0; i < n; i++) {
       if ((pass == 0) == (ops[i].is_send != 0))
         continue;
-      bool done = ops[i].is_send ? bufs[k]->waitSend(comm->timeout)
-                                 : bufs[k]->waitRecv(comm->timeout);
+      bool done;
+      try {
+        done = ops[i].is_send ? bufs[k]->waitSend(comm->timeout)
+                              : bufs[k]->waitRecv(comm->timeout);
+      } catch (const std::exception& e) {
+        throw PeerFailure(e.what(), ops[i].peer);
+      }
       k++;
       if (!done)
-        throw std::runtime_error("message to/from rank " +
-                                 std::to_string(ops[i].peer) + " aborted");
+        throw PeerFailure("message to/from rank " +
+                              std::to_string(ops[i].peer) + " aborted",
+                          ops[i].peer);
     }
   }
 }
@@ -401,6 +414,12 @@ static int pd_gloo_exchange(pd_backend_comm* comm, const pd_p2p_op* ops,
   try {
     exchange_on(comm, kExchangeSlotPrefix, ops, n, tag);
     return PD_BACKEND_OK;
+  } catch (const PeerFailure& e) {
+    /* Exchanges run on a communicator's own context: its ranks. */
+    return fail(err, "exchange",
+                std::runtime_error(std::string(e.what()) +
+                                   " (with rank " +
+                                   std::to_string(e.peer) + ")"));
   } catch (const std::exception& e) {
     return fail(err, "exchange", e);
   }
@@ -424,6 +443,9 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine, void* all,
     }
     exchange_on(comm, kAgreeSlotPrefix, ops.data(), ops.size(), tag);
     return PD_BACKEND_OK;
+  } catch (const PeerFailure& e) {
+    err->peer = e.peer;
+    return fail(err, "agreement on the call", e);
   } catch (const std::exception& e) {
     return fail(err, "agreement on the call", e);
   }
