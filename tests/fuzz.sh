@@ -15,6 +15,8 @@ PD_FUZZ_CC=${PD_FUZZ_CC:-clang}
 bindir="$top_builddir/tests/fuzz-bin"
 crashdir="$top_builddir/tests/fuzz-crashes"
 boot="$top_srcdir/src/boot"
+# Job keys and HELLO proofs: HMAC from libcrypto.
+auth="$boot/store_auth.c $top_srcdir/src/base/hex.c -lcrypto"
 
 case $PD_FUZZ_SECONDS in
     ''|*[!0-9]*)
@@ -25,11 +27,11 @@ esac
 # target: the sources of pdmpi it links (besides tests/fuzz/<target>.c).
 sources_of() {
     case $1 in
-        fuzz_store_frame) echo "$boot/store_frame.c" ;;
+        fuzz_store_frame) echo "$boot/store_frame.c $auth" ;;
         fuzz_pmi1_reply) echo "$boot/pmi1_parse.c" ;;
-        fuzz_slurm_lists) echo "$boot/world_slurm.c $boot/env.c" ;;
+        fuzz_slurm_lists) echo "$boot/world_slurm.c $boot/env.c $auth" ;;
         fuzz_launcher_env)
-            echo "$boot/world_paddle.c $boot/world_slurm.c $boot/env.c $boot/net.c" ;;
+            echo "$boot/world_paddle.c $boot/world_slurm.c $boot/env.c $boot/net.c $auth" ;;
     esac
 }
 targets="fuzz_store_frame fuzz_pmi1_reply fuzz_slurm_lists fuzz_launcher_env"

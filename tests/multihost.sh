@@ -89,6 +89,46 @@ for checking in 0 1; do
         "$PD_TMP/uneven"
 done
 
+# The store listens on the master address's interface only: host A's
+# loopback does not reach it. (Host 0 waits for host 1, which is not
+# started, for PDMPI_TIMEOUT; the listener is looked at meanwhile.)
+port=$(ip netns exec "$ns_a" "$PD_FREE_PORT" "$addr_a")
+PDMPI_TIMEOUT=4 ip netns exec "$ns_a" timeout -k 5 20 "$PDMPIRUN" \
+    --nnodes 2 --node-rank 0 --master "$addr_a:$port" -np 1 "$world_check" \
+    > "$PD_TMP/bind" 2>&1 &
+waiter=$!
+listening=""
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    listening=$(ip netns exec "$ns_a" ss -Hltn "sport = :$port" | awk '{print $4}')
+    [ -n "$listening" ] && break
+    sleep 0.2
+done
+echo "# store listening at: $listening"
+check "the store listens on the master's address alone ($listening)" \
+    [ "$listening" = "$addr_a:$port" ]
+wait "$waiter"
+
+# PDMPI_JOB_SECRET: the same on both hosts, the job forms; different,
+# host 1's ranks are refused by the store as another job's.
+export PDMPI_JOB_SECRET=s3cret
+expect_world "pdmpirun --nnodes 2, PDMPI_JOB_SECRET on both hosts" \
+    pdmpirun 4 2 2 pdmpirun_2hosts "$world_check"
+unset PDMPI_JOB_SECRET
+port=$(ip netns exec "$ns_a" "$PD_FREE_PORT" "$addr_a")
+PDMPI_JOB_SECRET=one PDMPI_TIMEOUT=10 ip netns exec "$ns_a" timeout -k 5 30 \
+    "$PDMPIRUN" --nnodes 2 --node-rank 0 --master "$addr_a:$port" -np 2 \
+    "$world_check" > "$PD_TMP/secret0" 2>&1 &
+host0=$!
+PDMPI_JOB_SECRET=other PDMPI_TIMEOUT=10 ip netns exec "$ns_b" timeout -k 5 30 \
+    "$PDMPIRUN" --nnodes 2 --node-rank 1 --master "$addr_a:$port" -np 2 \
+    "$world_check" > "$PD_TMP/secret1" 2>&1
+rc=$?
+kill "$host0" 2>/dev/null
+wait "$host0"
+sed 's/^/# /' "$PD_TMP/secret1" | head -3
+check "another PDMPI_JOB_SECRET on host 1: refused as another job (exit $rc)" \
+    sh -c "[ $rc -ne 0 ] && grep -q 'wrong job key' '$PD_TMP/secret1'"
+
 PD_RANK_NETNS="$ns_a $ns_a $ns_b $ns_b"
 PD_RANK_ADDRS="$addr_a $addr_a $addr_b $addr_b"
 export PD_RANK_NETNS PD_RANK_ADDRS

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "boot/net.h"
+#include "boot/store_auth.h"
 #include "boot/store.h"
 #include "boot/store_proto.h"
 
@@ -91,6 +92,10 @@ static int store_still_works(const char *tag)
 
 /* ------------------------------------------------------- raw sockets */
 
+/* The challenge each raw connection got, by descriptor. */
+static uint8_t raw_nonce[1024][PD_STORE_NONCE_LEN];
+
+/* Connect and take the store's challenge (the first frame it sends). */
 static int raw_connect(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -101,6 +106,17 @@ static int raw_connect(void)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         printf("Bail out! raw connect: %s\n", strerror(errno));
+        exit(1);
+    }
+    uint8_t head[PD_STORE_HEADER_LEN];
+    struct pd_store_header h;
+    if (fd >= 1024 ||
+        pd_net_read_all(fd, head, sizeof head, pd_net_now_ms() + 3000) < 0 ||
+        (pd_store_decode_header(head, &h), h.op != PD_STORE_OP_CHALLENGE) ||
+        h.vallen != PD_STORE_NONCE_LEN ||
+        pd_net_read_all(fd, raw_nonce[fd], PD_STORE_NONCE_LEN,
+                        pd_net_now_ms() + 3000) < 0) {
+        printf("Bail out! no challenge from the store\n");
         exit(1);
     }
     return fd;
@@ -141,11 +157,13 @@ static int raw_reply_op(int fd)
     return h.op;
 }
 
+/* A HELLO proving key against fd's challenge. */
 static void raw_hello(int fd, const char *key)
 {
-    uint8_t rank[4];
-    pd_store_put_u32(rank, 7);
-    raw_frame(fd, PD_STORE_OP_HELLO, key, rank, sizeof rank);
+    uint8_t hello[PD_STORE_HELLO_LEN], client_nonce[PD_STORE_NONCE_LEN];
+    memset(client_nonce, 0x5a, sizeof client_nonce);
+    pd_store_hello_make(key, raw_nonce[fd], client_nonce, 7, hello);
+    raw_frame(fd, PD_STORE_OP_HELLO, "", hello, sizeof hello);
 }
 
 /* 1 when the server closed the connection (after any pending bytes). */
@@ -523,6 +541,126 @@ static void test_wrong_job_key(void)
           "others still served after a wrong job key", NULL);
 }
 
+/* A HELLO seen on the wire proves nothing on another connection (the
+ * store's challenge differs), and a store that cannot prove the key is
+ * refused by the client, which never sends the key itself. */
+static void test_challenge_response(void)
+{
+    int first = raw_connect(), second = raw_connect();
+    uint8_t hello[PD_STORE_HELLO_LEN], client_nonce[PD_STORE_NONCE_LEN];
+    memset(client_nonce, 0x33, sizeof client_nonce);
+    pd_store_hello_make(job_key, raw_nonce[first], client_nonce, 4, hello);
+    raw_frame(second, PD_STORE_OP_HELLO, "", hello, sizeof hello);
+    int op = raw_reply_op(second);
+    check(op == PD_STORE_OP_ERR && raw_sees_eof(second),
+          "a HELLO replayed on another connection is refused", "op %d", op);
+    raw_frame(first, PD_STORE_OP_HELLO, "", hello, sizeof hello);
+    op = raw_reply_op(first);
+    check(op == PD_STORE_OP_OK,
+          "the same HELLO on its own connection is taken", "op %d", op);
+    close(first);
+    close(second);
+
+    /* A listener posing as the store: it challenges, takes the HELLO and
+     * answers OK with a proof it cannot have made. */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t salen = sizeof sa;
+    if (bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        listen(lfd, 4) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &salen) != 0) {
+        check(0, "a posing store: listener", "%s", strerror(errno));
+        close(lfd);
+        return;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        int fd = accept(lfd, NULL, NULL);
+        uint8_t frame[PD_STORE_HEADER_LEN + PD_STORE_HELLO_LEN];
+        pd_store_encode_header(frame, PD_STORE_OP_CHALLENGE, 0,
+                               PD_STORE_NONCE_LEN);
+        memset(frame + PD_STORE_HEADER_LEN, 1, PD_STORE_NONCE_LEN);
+        int64_t deadline = pd_net_now_ms() + 3000;
+        int leaked = 1;
+        if (pd_net_write_all(fd, frame, PD_STORE_HEADER_LEN +
+                             PD_STORE_NONCE_LEN, deadline) == 0 &&
+            pd_net_read_all(fd, frame, sizeof frame, deadline) == 0)
+            leaked = memmem(frame, sizeof frame, job_key,
+                            strlen(job_key)) != NULL;
+        pd_store_encode_header(frame, PD_STORE_OP_OK, 0, PD_STORE_PROOF_LEN);
+        memset(frame + PD_STORE_HEADER_LEN, 0, PD_STORE_PROOF_LEN);
+        pd_net_write_all(fd, frame, PD_STORE_HEADER_LEN + PD_STORE_PROOF_LEN,
+                         deadline);
+        usleep(200 * 1000);
+        _exit(leaked ? 3 : 0);
+    }
+    close(lfd);
+    char addr[64], err[512];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(sa.sin_port));
+    struct pd_store_client *c = NULL;
+    int rc = pd_store_connect(addr, job_key, 5, 3000, &c, err, sizeof err);
+    int status = 0;
+    waitpid(child, &status, 0);
+    check(rc < 0 && strstr(err, "could not prove it knows the job key"),
+          "a store that cannot prove the job key is refused", "rc=%d: %s",
+          rc, err);
+    printf("# %s\n", err);
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the job key never crosses the wire", "posing store exit %d",
+          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (c != NULL)
+        pd_store_close(c);
+}
+
+/* A store holds at most so many keys and bytes for its job: a write past
+ * either is refused with the numbers, and the store goes on serving. */
+static void test_store_full(void)
+{
+    struct pd_store_server *server = NULL;
+    char err[512], addr[64];
+    int port = 0;
+    if (pd_store_server_start("127.0.0.1", job_key, &server, &port, err,
+                              sizeof err)) {
+        check(0, "full: a store of its own", "%s", err);
+        return;
+    }
+    pd_store_server_limit(server, 64 * 1024, 100);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    struct pd_store_client *c = NULL;
+    if (pd_store_connect(addr, job_key, 0, 5000, &c, err, sizeof err)) {
+        check(0, "full: connect", "%s", err);
+        pd_store_server_stop(server);
+        return;
+    }
+    int stored = 0;
+    char key[32];
+    for (int i = 0; i < 101; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        if (pd_store_set(c, key, "v", 1, err, sizeof err) != 0)
+            break;
+        stored++;
+    }
+    check(stored == 100 && strstr(err, "store full: it holds 100 keys"),
+          "full: the 101st key of a store for 100 is refused", "%d stored: %s",
+          stored, err);
+    static char big[70 * 1024];
+    int rc = pd_store_set(c, "k1", big, sizeof big, err, sizeof err);
+    check(rc != 0 && strstr(err, "store full"),
+          "full: a value past the bytes the store may keep is refused",
+          "rc %d: %s", rc, err);
+    void *value = NULL;
+    size_t len = 0;
+    rc = pd_store_set(c, "k1", "again", 5, err, sizeof err) == 0 &&
+         pd_store_get(c, "k1", &value, &len, 1000, err, sizeof err) == 0 &&
+         len == 5;
+    free(value);
+    check(rc, "full: a key within the limits can still be replaced and read",
+          "%s", err);
+    pd_store_close(c);
+    pd_store_server_stop(server);
+}
+
 static void test_misbehaving_peers(void)
 {
     int garbage = raw_connect();
@@ -550,7 +688,7 @@ static void test_misbehaving_peers(void)
     close(oversized);
 
     int bad_version = raw_connect();
-    pd_store_encode_header(head, PD_STORE_OP_HELLO, 4, 4);
+    pd_store_encode_header(head, PD_STORE_OP_HELLO, 0, PD_STORE_HELLO_LEN);
     pd_store_put_u16(head + 4, 99);
     raw_send(bad_version, head, sizeof head);
     check(raw_sees_eof(bad_version), "unknown version: dropped", NULL);
@@ -708,6 +846,8 @@ int main(void)
     test_many_threads();
     test_wrong_job_key();
     test_misbehaving_peers();
+    test_challenge_response();
+    test_store_full();
     test_idle_strangers();
     test_reset_while_parked();
     test_connect_refused_times_out();

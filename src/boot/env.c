@@ -7,6 +7,7 @@
 
 #include "base/hash.h"
 #include "boot/env.h"
+#include "boot/store_auth.h"
 
 const char *pd_env_get(const char *name)
 {
@@ -85,5 +86,12 @@ void pd_derive_job_key(const char *tag, const char *material, char *key,
                        size_t keylen)
 {
     uint64_t h = pd_fnv1a64(material, strlen(material));
-    snprintf(key, keylen, "%s-%016" PRIx64, tag, h);
+    const char *secret = pd_env_get("PDMPI_JOB_SECRET");
+    if (secret == NULL || secret[0] == '\0') {
+        snprintf(key, keylen, "%s-%016" PRIx64, tag, h);
+        return;
+    }
+    char digest[2 * PD_STORE_SECRET_DIGEST_LEN + 1];
+    pd_store_secret_digest(secret, material, digest);
+    snprintf(key, keylen, "%s-%016" PRIx64 "-%s", tag, h, digest);
 }

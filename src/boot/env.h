@@ -35,7 +35,9 @@ bool pd_parse_int(const char *text, long min, long max, long *out);
 
 /*
  * A job key every rank derives alike from the launcher's variables
- * (for launchers that hand out no secret): "<tag>-<16 hex digits>".
+ * (for launchers that hand out no secret): "<tag>-<16 hex digits>", and
+ * when PDMPI_JOB_SECRET is set "-<32 hex digits>" of an HMAC of the
+ * variables keyed with it, which only holders of the secret can make.
  */
 void pd_derive_job_key(const char *tag, const char *material, char *key,
                        size_t keylen);

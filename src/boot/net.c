@@ -4,6 +4,7 @@
 #include "net.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -242,4 +243,70 @@ void pd_net_format_sockaddr(const struct sockaddr *sa, socklen_t salen,
         snprintf(buf, buflen, "[%s]:%s", host, port);
     else
         snprintf(buf, buflen, "%s:%s", host, port);
+}
+
+/* Is sa (an IPv4 or IPv6 address) loopback? */
+static int pd_is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+                24) == 127;
+    if (sa->sa_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(
+            &((const struct sockaddr_in6 *)sa)->sin6_addr);
+    return 0;
+}
+
+/* Does an interface of this host carry the address sa? */
+static int pd_is_local(const struct sockaddr *sa)
+{
+    struct ifaddrs *list = NULL;
+    if (getifaddrs(&list) != 0)
+        return 0;
+    int found = 0;
+    for (struct ifaddrs *i = list; i != NULL && !found; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != sa->sa_family)
+            continue;
+        if (sa->sa_family == AF_INET)
+            found = ((const struct sockaddr_in *)i->ifa_addr)
+                        ->sin_addr.s_addr ==
+                    ((const struct sockaddr_in *)sa)->sin_addr.s_addr;
+        else if (sa->sa_family == AF_INET6)
+            found = memcmp(&((const struct sockaddr_in6 *)i->ifa_addr)
+                                ->sin6_addr,
+                           &((const struct sockaddr_in6 *)sa)->sin6_addr,
+                           sizeof(struct in6_addr)) == 0;
+    }
+    freeifaddrs(list);
+    return found;
+}
+
+void pd_net_store_bind(const char *master_host, char *out, size_t outlen,
+                       const char **why)
+{
+    out[0] = '\0';
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+    if (getaddrinfo(master_host, NULL, &hints, &res) != 0) {
+        *why = "the master's name does not resolve here";
+        return;
+    }
+    struct addrinfo numeric = { .ai_flags = AI_NUMERICHOST,
+                                .ai_socktype = SOCK_STREAM }, *lit = NULL;
+    int literal = getaddrinfo(master_host, NULL, &numeric, &lit) == 0;
+    if (lit != NULL)
+        freeaddrinfo(lit);
+    *why = "the master's address is not one of this host's";
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        if (pd_is_loopback(ai->ai_addr) && !literal) {
+            *why = "the master's name means loopback here, another address "
+                   "elsewhere";
+            continue;
+        }
+        if (pd_is_loopback(ai->ai_addr) || pd_is_local(ai->ai_addr)) {
+            pd_net_numeric_host(ai->ai_addr, ai->ai_addrlen, out, outlen);
+            *why = "the master's address";
+            break;
+        }
+    }
+    freeaddrinfo(res);
 }

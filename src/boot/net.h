@@ -51,4 +51,15 @@ void pd_net_format_sockaddr(const struct sockaddr *sa, socklen_t salen,
 int pd_net_numeric_host(const struct sockaddr *sa, socklen_t salen,
                         char *buf, size_t buflen);
 
+/*
+ * Where a store that serves clients at master_host should listen, into
+ * out: the numeric address master_host names when it is an address of
+ * this host (the master's interface, loopback included); "" -- every
+ * interface -- when it names none here, or names loopback here without
+ * being a loopback address itself (other hosts reach this one under that
+ * name at another address). *why says which, for the log.
+ */
+void pd_net_store_bind(const char *master_host, char *out, size_t outlen,
+                       const char **why);
+
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/hex.h"
 #include "boot/env.h"
 #include "boot/net.h"
@@ -129,10 +130,17 @@ static int pd_host_at_master(struct pd_world *w, char *err, size_t errlen)
                  w->launcher_desc, w->master, w->master_var);
         return -1;
     }
-    /* All interfaces, as PaddlePaddle's own store does: the master's
-     * name may resolve differently here (127.0.1.1) than elsewhere. */
+    /* The master address's interface where it is one of this host's;
+     * every interface where the name means loopback here but another
+     * address elsewhere (127.0.1.1 in /etc/hosts) or names no address
+     * of this host. */
+    char bind[64];
+    const char *where;
+    pd_net_store_bind(host, bind, sizeof(bind), &where);
+    pd_log(PD_LOG_INFO, "the store listens on %s (%s)",
+           bind[0] ? bind : "every interface", where);
     int bound = (int)port;
-    if (pd_store_server_start(NULL, w->job_key, &w->server, &bound, why,
+    if (pd_store_server_start(bind, w->job_key, &w->server, &bound, why,
                               sizeof(why)) != 0) {
         snprintf(err, errlen,
                  "%s: rank 0 cannot host the store at %s (from %s): %s",

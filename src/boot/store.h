@@ -24,6 +24,11 @@ extern "C" {
 #define PD_STORE_MAX_KEY 1024              /* bytes, key */
 #define PD_STORE_MAX_VALUE (4u << 20)      /* bytes, one value */
 #define PD_STORE_MAX_JOBKEY 64             /* bytes, job key */
+/* What one job's store keeps at most: far above a job's needs (a few
+ * keys of some dozen bytes per rank per communicator), far below what
+ * would take the store's host down. A write past them is refused. */
+#define PD_STORE_MAX_JOB_BYTES ((size_t)1 << 30)
+#define PD_STORE_MAX_JOB_KEYS ((size_t)1 << 22)
 #define PD_STORE_ADDR_LEN 300              /* "host:port" buffers */
 
 struct pd_store_server;
@@ -39,6 +44,10 @@ int pd_store_server_start(const char *bind_host, const char *job_key,
                           struct pd_store_server **out, int *port,
                           char *err, size_t errlen);
 void pd_store_server_stop(struct pd_store_server *server);
+/* Other limits than PD_STORE_MAX_JOB_BYTES and _KEYS (tests); call
+ * before any client connects. */
+void pd_store_server_limit(struct pd_store_server *server, size_t max_bytes,
+                           size_t max_keys);
 
 /*
  * Connect to "host:port", present job_key and rank. Retries refused or

@@ -26,6 +26,7 @@
 
 #include "base/hex.h"
 #include "net.h"
+#include "store_auth.h"
 #include "store_proto.h"
 
 #define PD_CONNECT_BACKOFF_START_MS 10
@@ -86,6 +87,7 @@ struct attempt {
     char refusal[PD_SERVER_MESSAGE_LEN];  /* server said no: do not retry */
     int foreign;                          /* peer is not a pdmpi store */
     int closed_in_hello;                  /* accepted, then closed on us */
+    int impostor;                         /* answered without proving the key */
 };
 
 static int send_frame(int fd, uint16_t op, const void *key, uint32_t keylen,
@@ -146,18 +148,41 @@ static int recv_frame(int fd, uint16_t *op, uint8_t **value, size_t *len,
     return 0;
 }
 
+/* Read the store's CHALLENGE, prove the job key in HELLO, check the
+ * store's own proof in its OK (store_auth.h). */
 static int say_hello(int fd, const char *job_key, int rank, int64_t deadline,
                      struct attempt *at)
 {
-    uint8_t rank_bytes[4];
-    pd_store_put_u32(rank_bytes, (uint32_t)rank);
-    if (send_frame(fd, PD_STORE_OP_HELLO, job_key, (uint32_t)strlen(job_key),
-                   rank_bytes, sizeof rank_bytes, deadline) < 0)
-        return -1;
-
     uint16_t op;
     uint8_t *reply;
     size_t len;
+    if (recv_frame(fd, &op, &reply, &len, deadline) < 0) {
+        if (errno == EPROTO) {
+            at->foreign = 1;
+            snprintf(at->refusal, sizeof at->refusal, "malformed challenge");
+        }
+        return -1;
+    }
+    if (op != PD_STORE_OP_CHALLENGE || len != PD_STORE_NONCE_LEN) {
+        at->foreign = 1;
+        snprintf(at->refusal, sizeof at->refusal,
+                 "op %u of %zu bytes where a challenge belongs",
+                 (unsigned)op, len);
+        free(reply);
+        errno = EPROTO;
+        return -1;
+    }
+    uint8_t server_nonce[PD_STORE_NONCE_LEN], client_nonce[PD_STORE_NONCE_LEN];
+    uint8_t hello[PD_STORE_HELLO_LEN];
+    memcpy(server_nonce, reply, sizeof server_nonce);
+    free(reply);
+    if (pd_store_nonce(client_nonce) != 0)
+        return -1;
+    pd_store_hello_make(job_key, server_nonce, client_nonce, rank, hello);
+    if (send_frame(fd, PD_STORE_OP_HELLO, "", 0, hello, sizeof hello,
+                   deadline) < 0)
+        return -1;
+
     if (recv_frame(fd, &op, &reply, &len, deadline) < 0) {
         if (errno == EPROTO) {
             at->foreign = 1;
@@ -166,8 +191,18 @@ static int say_hello(int fd, const char *job_key, int rank, int64_t deadline,
         return -1;
     }
     if (op == PD_STORE_OP_OK) {
+        uint8_t want[PD_STORE_PROOF_LEN];
+        pd_store_server_proof(job_key, strlen(job_key), client_nonce,
+                              server_nonce, want);
+        int genuine = len == PD_STORE_PROOF_LEN &&
+                      pd_store_proof_equal(want, reply);
         free(reply);
-        return 0;
+        if (genuine)
+            return 0;
+        at->impostor = 1;
+        snprintf(at->refusal, sizeof at->refusal, "no proof of the job key");
+        errno = EPROTO;
+        return -1;
     }
     if (op == PD_STORE_OP_ERR)
         snprintf(at->refusal, sizeof at->refusal, "%s", (char *)reply);
@@ -231,6 +266,12 @@ static void format_connect_error(char *err, size_t errlen, const char *addr,
         snprintf(err, errlen, "the service at %s (%s) does not speak the "
                  "pdmpi store protocol (wrong address or port?)",
                  addr, at->resolved);
+        return;
+    }
+    if (at->impostor) {
+        snprintf(err, errlen, "the service at %s (%s) could not prove it "
+                 "knows the job key: another job's store, or a process "
+                 "posing as it", addr, at->resolved);
         return;
     }
     if (at->refusal[0]) {

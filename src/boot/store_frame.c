@@ -4,6 +4,7 @@
  * protocol's limits before anything is read past the header.
  */
 #include "store_frame.h"
+#include "store_auth.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,8 +59,8 @@ int pd_store_frame_check_head(const uint8_t *buf, size_t len, int greeted,
     int size_ok;
     switch (h->op) {
     case PD_STORE_OP_HELLO:
-        size_ok = !greeted && h->keylen <= PD_STORE_MAX_JOBKEY &&
-                  h->vallen == 4;
+        size_ok = !greeted && h->keylen == 0 &&
+                  h->vallen == PD_STORE_HELLO_LEN;
         break;
     case PD_STORE_OP_SET:
         size_ok = 1;
@@ -115,16 +116,6 @@ int pd_store_parse_counter(const uint8_t *value, size_t vallen, int64_t *out)
         return -1;
     *out = v;
     return 0;
-}
-
-int pd_store_job_key_matches(const char *job_key, size_t job_key_len,
-                             const uint8_t *key, uint32_t keylen)
-{
-    unsigned diff = keylen != job_key_len;
-    size_t n = keylen < job_key_len ? keylen : job_key_len;
-    for (size_t i = 0; i < n; i++)
-        diff |= (unsigned)(key[i] ^ (uint8_t)job_key[i]);
-    return diff == 0;
 }
 
 void pd_store_describe_key(const uint8_t *key, uint32_t keylen, char *buf,

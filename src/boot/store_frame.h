@@ -2,7 +2,7 @@
  * The store server's reading of request frames, without sockets: given
  * bytes from a client, validate the header at their front against the
  * protocol's limits and the connection's state, split a whole frame into
- * key and value, parse a counter's decimal text, compare a job key. The
+ * key and value, parse a counter's decimal text. The
  * server calls these on a connection's input buffer; the fuzz targets in
  * tests/fuzz/ call them on arbitrary bytes. Nothing here allocates or
  * reads beyond the length it is given.
@@ -58,11 +58,6 @@ int pd_store_frame_split(const uint8_t *buf, size_t len,
  */
 int pd_store_parse_counter(const uint8_t *value, size_t vallen,
                            int64_t *out);
-
-/* 1 when key equals job_key; the time taken does not depend on where
- * they differ, so the key cannot be probed byte by byte. */
-int pd_store_job_key_matches(const char *job_key, size_t job_key_len,
-                             const uint8_t *key, uint32_t keylen);
 
 /* A printable rendering of a (possibly binary) key for messages: bytes
  * outside ASCII's printable range become '?', a long key ends in "...". */

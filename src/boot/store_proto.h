@@ -11,12 +11,15 @@
  *       12     4  vallen     <= PD_STORE_MAX_VALUE
  *       16     .  key bytes, then value bytes
  *
- * Requests and their replies:
- *   HELLO  key = job key, value = i32 rank     -> OK | ERR(message)
+ * On a new connection the store speaks first, CHALLENGE (value: a
+ * nonce); then requests and their replies (store_auth.h has the proofs):
+ *   HELLO  value = i32 rank, client nonce, proof of the job key
+ *                                              -> OK(store's proof) | ERR
  *   SET    key, value                          -> OK
  *   GET    key, value = u32 timeout in ms      -> VALUE(value) | ERR(message)
  *   ADD    key, value = i64 delta              -> VALUE(i64 new total)
- * The first frame on a connection must be HELLO with the right job key.
+ * The first frame from a client must be HELLO proving the job key; the
+ * key itself never crosses the wire.
  * A client has at most one request outstanding; replies come in order.
  *
  * ADD keeps its counter as decimal text, so a GET of a counter key reads
@@ -32,7 +35,7 @@
 #include "store.h"
 
 #define PD_STORE_MAGIC 0x50444B56u
-#define PD_STORE_VERSION 1
+#define PD_STORE_VERSION 2
 #define PD_STORE_HEADER_LEN 16
 
 /* Extra time a client waits beyond a GET's own timeout for the reply. */
@@ -46,6 +49,7 @@ enum pd_store_op {
     PD_STORE_OP_OK = 16,
     PD_STORE_OP_VALUE = 17,
     PD_STORE_OP_ERR = 18,
+    PD_STORE_OP_CHALLENGE = 19,
 };
 
 struct pd_store_header {

@@ -30,6 +30,7 @@
 
 #include "base/hash.h"
 #include "net.h"
+#include "store_auth.h"
 #include "store_frame.h"
 #include "store_proto.h"
 
@@ -70,12 +71,15 @@ struct pd_kv_table {
     struct pd_kv_entry **buckets;
     size_t nbuckets;
     size_t count;
+    size_t bytes;               /* keys and values held */
+    size_t max_bytes, max_keys; /* what one job may keep */
 };
 
 struct pd_store_conn {
     int fd;
     int dead;           /* close at the end of this loop iteration */
     int greeted;        /* HELLO with the right job key received */
+    uint8_t nonce[PD_STORE_NONCE_LEN];  /* its challenge */
     int64_t accepted_ms;    /* when it was accepted */
     int head_checked;   /* header of the frame at the front was validated */
     int32_t rank;
@@ -104,6 +108,7 @@ struct pd_store_server {
     struct pd_kv_table table;
     int64_t accept_paused_until;
     unsigned long strangers_closed;   /* not yet logged */
+    int full_logged;
     size_t ungreeted_cap;
 };
 
@@ -195,20 +200,26 @@ static int kv_grow(struct pd_kv_table *t)
     return 0;
 }
 
-/* Insert or replace; the table takes a copy of key and value. */
+/* Insert or replace; the table takes a copy of key and value. -1: out
+ * of memory; -2: past the table's limits. */
 static int kv_set(struct pd_kv_table *t, const uint8_t *key, uint32_t keylen,
                   const uint8_t *value, size_t vallen)
 {
+    struct pd_kv_entry *e = kv_find(t, key, keylen);
+    size_t bytes = t->bytes - (e != NULL ? e->keylen + e->vallen : 0) +
+                   keylen + vallen;
+    if (bytes > t->max_bytes || (e == NULL && t->count >= t->max_keys))
+        return -2;
     uint8_t *copy = malloc(vallen ? vallen : 1);
     if (copy == NULL)
         return -1;
     memcpy(copy, value, vallen);
 
-    struct pd_kv_entry *e = kv_find(t, key, keylen);
     if (e != NULL) {
         free(e->value);
         e->value = copy;
         e->vallen = vallen;
+        t->bytes = bytes;
         return 0;
     }
     if (t->count >= t->nbuckets && kv_grow(t) < 0)
@@ -229,6 +240,7 @@ static int kv_set(struct pd_kv_table *t, const uint8_t *key, uint32_t keylen,
     e->next = t->buckets[e->hash % t->nbuckets];
     t->buckets[e->hash % t->nbuckets] = e;
     t->count++;
+    t->bytes = bytes;
     return 0;
 
 fail:
@@ -441,23 +453,24 @@ static void consume_frame(struct pd_store_conn *c, size_t size)
 }
 
 static void handle_hello(struct pd_store_server *s, struct pd_store_conn *c,
-                         const uint8_t *key, uint32_t keylen,
-                         const uint8_t *value)
+                         const uint8_t *value, uint32_t vallen)
 {
-    int32_t rank = (int32_t)pd_store_get_u32(value);
-    if (!pd_store_job_key_matches(s->job_key, s->job_key_len, key,
-                                  keylen)) {
-        char reason[96];
-        snprintf(reason, sizeof reason,
-                 "wrong job key from rank %" PRId32
-                 " (a process from another job?)", rank);
-        conn_refuse(c, reason,
-                    "wrong job key: this store belongs to another job");
+    int32_t rank = -1;
+    uint8_t client_nonce[PD_STORE_NONCE_LEN];
+    if (!pd_store_hello_check(s->job_key, s->job_key_len, c->nonce, value,
+                              vallen, &rank, client_nonce)) {
+        conn_refuse(c, "wrong job key (a process from another job, or one "
+                       "with another PDMPI_JOB_SECRET?)",
+                    "wrong job key: this store belongs to another job (or "
+                    "one with another PDMPI_JOB_SECRET)");
         return;
     }
     c->greeted = 1;
     c->rank = rank;
-    conn_queue(c, PD_STORE_OP_OK, NULL, 0);
+    uint8_t proof[PD_STORE_PROOF_LEN];
+    pd_store_server_proof(s->job_key, s->job_key_len, client_nonce, c->nonce,
+                          proof);
+    conn_queue(c, PD_STORE_OP_OK, proof, sizeof proof);
 }
 
 static void unpark(struct pd_store_conn *c)
@@ -483,12 +496,34 @@ static void wake_waiters(struct pd_store_server *s, const uint8_t *key,
     }
 }
 
+/* Why kv_set refused, to the client and (once) to the log. */
+static void refuse_set(struct pd_store_server *s, struct pd_store_conn *c,
+                       int rc)
+{
+    if (rc == -1) {
+        conn_queue_errf(c, "store out of memory");
+        return;
+    }
+    const struct pd_kv_table *t = &s->table;
+    char who[PD_PEER_LEN + 32];
+    conn_describe(c, who, sizeof who);
+    if (!s->full_logged)
+        server_log("store full (%zu keys, %zu bytes; a job may keep %zu "
+                   "keys, %zu bytes): refusing writes, first from %s",
+                   t->count, t->bytes, t->max_keys, t->max_bytes, who);
+    s->full_logged = 1;
+    conn_queue_errf(c, "store full: it holds %zu keys and %zu bytes, the most "
+                    "a job may keep is %zu keys and %zu bytes", t->count,
+                    t->bytes, t->max_keys, t->max_bytes);
+}
+
 static void handle_set(struct pd_store_server *s, struct pd_store_conn *c,
                        const uint8_t *key, uint32_t keylen,
                        const uint8_t *value, uint32_t vallen)
 {
-    if (kv_set(&s->table, key, keylen, value, vallen) < 0) {
-        conn_queue_errf(c, "store out of memory");
+    int rc = kv_set(&s->table, key, keylen, value, vallen);
+    if (rc < 0) {
+        refuse_set(s, c, rc);
         return;
     }
     conn_queue(c, PD_STORE_OP_OK, NULL, 0);
@@ -544,8 +579,10 @@ static void handle_add(struct pd_store_server *s, struct pd_store_conn *c,
     }
     char text[32];
     int len = snprintf(text, sizeof text, "%" PRId64, total);
-    if (kv_set(&s->table, key, keylen, (const uint8_t *)text, (size_t)len) < 0) {
-        conn_queue_errf(c, "store out of memory");
+    int rc = kv_set(&s->table, key, keylen, (const uint8_t *)text,
+                    (size_t)len);
+    if (rc < 0) {
+        refuse_set(s, c, rc);
         return;
     }
     uint8_t reply[8];
@@ -563,7 +600,7 @@ static void handle_frame(struct pd_store_server *s, struct pd_store_conn *c)
 
     switch (f.head.op) {
     case PD_STORE_OP_HELLO:
-        handle_hello(s, c, f.key, f.head.keylen, f.value);
+        handle_hello(s, c, f.value, f.head.vallen);
         break;
     case PD_STORE_OP_SET:
         handle_set(s, c, f.key, f.head.keylen, f.value, f.head.vallen);
@@ -715,6 +752,14 @@ static void accept_clients(struct pd_store_server *s)
         c->rank = -1;
         c->accepted_ms = now;
         pd_net_set_nodelay(fd);
+        /* The challenge goes out at once: the client's HELLO answers it. */
+        if (pd_store_nonce(c->nonce) != 0 ||
+            conn_queue(c, PD_STORE_OP_CHALLENGE, c->nonce,
+                       sizeof c->nonce) != 0) {
+            conn_free(c);
+            continue;
+        }
+        conn_flush(c);
         pd_net_format_sockaddr((struct sockaddr *)&ss, sslen, c->peer,
                                sizeof c->peer);
         s->conns[s->nconns++] = c;
@@ -926,6 +971,8 @@ int pd_store_server_start(const char *bind_host, const char *job_key,
     }
     memcpy(s->job_key, job_key, key_len);
     s->job_key_len = key_len;
+    s->table.max_bytes = PD_STORE_MAX_JOB_BYTES;
+    s->table.max_keys = PD_STORE_MAX_JOB_KEYS;
     struct rlimit rl;
     s->ungreeted_cap = getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
                                rl.rlim_cur != RLIM_INFINITY &&
@@ -969,6 +1016,13 @@ fail:
     free(s->pfds);
     free(s);
     return -1;
+}
+
+void pd_store_server_limit(struct pd_store_server *s, size_t max_bytes,
+                           size_t max_keys)
+{
+    s->table.max_bytes = max_bytes;
+    s->table.max_keys = max_keys;
 }
 
 void pd_store_server_stop(struct pd_store_server *s)

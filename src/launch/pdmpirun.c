@@ -44,7 +44,8 @@ static void ensure_standard_fds(void)
 
 /*
  * One host: a store on loopback at a port the kernel picks, a random key.
- * Across hosts: host 0 serves the store at --master (all interfaces) and
+ * Across hosts: host 0 serves the store at --master (on the master
+ * address's interface where that is one of this host's) and
  * every host derives the same key from what they were all told.
  */
 static int setup_store(struct pd_job *job, struct pd_store_server **server)
@@ -72,7 +73,13 @@ static int setup_store(struct pd_job *job, struct pd_store_server **server)
     if (o->node_rank != 0)
         return 0;
     int port = o->master_port;
-    if (pd_store_server_start(NULL, job->job_key, server, &port, err,
+    char host[PD_NET_HOST_LEN], port_text[PD_NET_PORT_LEN], bind[64];
+    const char *why;
+    bind[0] = '\0';
+    if (pd_net_split_addr(o->master, host, sizeof host, port_text,
+                          sizeof port_text, err, sizeof err) == 0)
+        pd_net_store_bind(host, bind, sizeof bind, &why);
+    if (pd_store_server_start(bind, job->job_key, server, &port, err,
                               sizeof err) < 0) {
         pd_say("cannot serve the rendezvous store at --master %s: %s",
                o->master, err);

@@ -1,11 +1,12 @@
 /*
  * Fuzz target: the rendezvous store's request frames as the server reads
- * them (src/boot/store_frame.c) and the header check a client applies to
- * a reply (store_proto.h).
+ * them (src/boot/store_frame.c), the proof a HELLO carries
+ * (src/boot/store_auth.c) and the header check a client applies to a
+ * reply (store_proto.h).
  *
  * The input is the byte stream of one connection. It is read the way the
  * server's loop reads it: check the header at the front, wait for the
- * whole frame, split it, act on it (HELLO must carry the job key below,
+ * whole frame, split it, act on it (a HELLO's proof of the job key below is checked,
  * SET values are read as counters the way a later ADD would, key bytes
  * are rendered for messages), then the next frame. A refused frame must
  * come with a reason, and nothing may be read beyond the input.
@@ -14,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boot/store_auth.h"
 #include "boot/store_frame.h"
 
 #define JOB_KEY "fuzz-job-key"
+
+/* The store's challenge on this imagined connection. */
+static const uint8_t server_nonce[PD_STORE_NONCE_LEN] = "0123456789abcdef0123456789abcde";
 
 /* Touch every byte so the sanitizer sees a read out of bounds. */
 static unsigned sum_bytes(const uint8_t *p, size_t n)
@@ -90,14 +95,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         int64_t counter = 0;
         switch (h.op) {
-        case PD_STORE_OP_HELLO:
-            require(h.vallen == 4 && h.keylen <= PD_STORE_MAX_JOBKEY);
-            sink += pd_store_get_u32(f.value);
-            greeted = pd_store_job_key_matches(JOB_KEY, strlen(JOB_KEY),
-                                               f.key, h.keylen);
-            require(greeted == (h.keylen == strlen(JOB_KEY) &&
-                                memcmp(f.key, JOB_KEY, h.keylen) == 0));
+        case PD_STORE_OP_HELLO: {
+            require(h.vallen == PD_STORE_HELLO_LEN && h.keylen == 0);
+            /* The store's check against the proof made here for the same
+             * rank and nonces: it accepts exactly that one. */
+            int32_t rank = -1;
+            uint8_t client_nonce[PD_STORE_NONCE_LEN];
+            uint8_t made[PD_STORE_HELLO_LEN];
+            int ok = pd_store_hello_check(JOB_KEY, strlen(JOB_KEY),
+                                          server_nonce, f.value, h.vallen,
+                                          &rank, client_nonce);
+            pd_store_hello_make(JOB_KEY, server_nonce, f.value + 4,
+                                (int32_t)pd_store_get_u32(f.value), made);
+            require(ok == (memcmp(made, f.value, sizeof made) == 0));
+            if (ok) {
+                require(rank == (int32_t)pd_store_get_u32(f.value));
+                uint8_t proof[PD_STORE_PROOF_LEN];
+                pd_store_server_proof(JOB_KEY, strlen(JOB_KEY), client_nonce,
+                                      server_nonce, proof);
+                sink += proof[0];
+            }
+            /* On: the frames after a HELLO are what the fuzzer explores
+             * (the store would have closed a connection with a bad one). */
+            greeted = 1;
             break;
+        }
         case PD_STORE_OP_SET:
             /* A counter is decimal text through its last byte. */
             if (pd_store_parse_counter(f.value, h.vallen, &counter) == 0)
