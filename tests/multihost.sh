@@ -129,6 +129,28 @@ sed 's/^/# /' "$PD_TMP/secret1" | head -3
 check "another PDMPI_JOB_SECRET on host 1: refused as another job (exit $rc)" \
     sh -c "[ $rc -ne 0 ] && grep -q 'wrong job key' '$PD_TMP/secret1'"
 
+# Host 1 started with another -np: both hosts' ranks fail at once saying
+# the sizes differ (they read as another job before).
+port=$(ip netns exec "$ns_a" "$PD_FREE_PORT" "$addr_a")
+start=$(date +%s)
+PDMPI_TIMEOUT=20 ip netns exec "$ns_a" timeout -k 5 40 "$PDMPIRUN" \
+    --nnodes 2 --node-rank 0 --master "$addr_a:$port" -np 2 "$world_check" \
+    > "$PD_TMP/np0" 2>&1 &
+host0=$!
+PDMPI_TIMEOUT=20 ip netns exec "$ns_b" timeout -k 5 40 "$PDMPIRUN" \
+    --nnodes 2 --node-rank 1 --master "$addr_a:$port" -np 3 "$world_check" \
+    > "$PD_TMP/np1" 2>&1
+rc1=$?
+wait "$host0"
+rc0=$?
+took=$(($(date +%s) - start))
+sed 's/^/# /' "$PD_TMP/np1" | head -2
+check "-np 2 on host 0, -np 3 on host 1: both fail within 5 s (exit $rc0, $rc1, ${took}s)" \
+    sh -c "[ $rc0 -ne 0 ] && [ $rc1 -ne 0 ] && [ $took -le 5 ]"
+check "-np 2 on host 0, -np 3 on host 1: the sizes are said to differ" \
+    sh -c "grep -q 'started for worlds of different sizes: rank [0-9]* for [46] ranks, rank [0-9]* for [46]' '$PD_TMP/np0' &&
+           grep -q 'started for worlds of different sizes' '$PD_TMP/np1'"
+
 PD_RANK_NETNS="$ns_a $ns_a $ns_b $ns_b"
 PD_RANK_ADDRS="$addr_a $addr_a $addr_b $addr_b"
 export PD_RANK_NETNS PD_RANK_ADDRS

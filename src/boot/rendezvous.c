@@ -280,7 +280,16 @@ out:
 static int pd_join_apply(struct pd_world *w, char *verdict, char *err,
                          size_t errlen)
 {
-    int dup;
+    int dup, rank, size, first_rank, first_size;
+    if (sscanf(verdict, "size %d %d %d %d", &rank, &size, &first_rank,
+               &first_size) == 4) {
+        snprintf(err, errlen,
+                 "%s: the ranks were started for worlds of different sizes: "
+                 "rank %d for %d ranks, rank %d for %d (another -np or "
+                 "--nnodes on some host, or another PADDLE_TRAINERS_NUM)",
+                 w->launcher_desc, rank, size, first_rank, first_size);
+        return -1;
+    }
     if (sscanf(verdict, "dup %d", &dup) == 1) {
         snprintf(err, errlen,
                  "%s: rank %d is claimed by more than one process (check %s "
@@ -333,6 +342,52 @@ static int pd_join_apply(struct pd_world *w, char *verdict, char *err,
     return 0;
 }
 
+/*
+ * Every rank must have been told the same world size: the first to join
+ * records its rank and size, the others compare, and one told another
+ * size posts a verdict that fails everyone, naming both (a host started
+ * with another -np or --nnodes, another PADDLE_TRAINERS_NUM). The job key
+ * leaves the size out so that such ranks reach the store at all.
+ */
+static int pd_join_check_size(struct pd_world *w,
+                              struct pd_store_client *store,
+                              int64_t deadline_ms, char *err, size_t errlen)
+{
+    int64_t order = 0;
+    char mine[32], why[256];
+    snprintf(mine, sizeof(mine), "%d %d", w->rank, w->size);
+    if (pd_store_add(store, PD_JOIN_PREFIX "size-order", 1, &order, err,
+                     errlen) != 0)
+        return -1;
+    if (order == 1)
+        return pd_store_set(store, PD_JOIN_PREFIX "size", mine,
+                            strlen(mine) + 1, err, errlen);
+    void *first = NULL;
+    size_t len = 0;
+    int first_rank = -1, first_size = -1;
+    if (pd_store_get(store, PD_JOIN_PREFIX "size", &first, &len,
+                     pd_ms_left(deadline_ms), why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s: %s", w->launcher_desc, why);
+        return -1;
+    }
+    int parsed = len > 0 && ((char *)first)[len - 1] == '\0' &&
+                 sscanf(first, "%d %d", &first_rank, &first_size) == 2;
+    free(first);
+    if (!parsed) {
+        snprintf(err, errlen, "%s: malformed world size in the store",
+                 w->launcher_desc);
+        return -1;
+    }
+    if (first_size == w->size)
+        return 0;
+    char verdict[64];
+    snprintf(verdict, sizeof(verdict), "size %d %d %d %d", w->rank, w->size,
+             first_rank, first_size);
+    pd_store_set(store, PD_JOIN_PREFIX "verdict", verdict,
+                 strlen(verdict) + 1, why, sizeof(why));
+    return pd_join_apply(w, verdict, err, errlen);
+}
+
 /* Join: record the node, claim the rank, count in; the last one judges;
  * everyone reads the verdict. */
 static int pd_join(struct pd_world *w, struct pd_store_client *store,
@@ -341,6 +396,8 @@ static int pd_join(struct pd_world *w, struct pd_store_client *store,
 {
     char key[64], id[PD_NODE_ID_LEN + 16];
     int64_t claims = 0, joined = 0;
+    if (pd_join_check_size(w, store, deadline_ms, err, errlen) != 0)
+        return -1;
     int at = snprintf(id, sizeof(id), "%d ", (int)getpid());
     pd_world_node_id(id + at, sizeof(id) - (size_t)at);
     snprintf(key, sizeof(key), PD_JOIN_PREFIX "node/%d", w->rank);

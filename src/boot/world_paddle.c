@@ -142,8 +142,9 @@ int pd_detect_paddle(struct pd_world *w, int64_t deadline_ms, char *err,
     w->rendezvous = PD_RDV_AT_MASTER;
     char material[PD_STORE_ADDR_LEN + 128];
     const char *job = pd_env_get("PADDLE_JOB_ID");
-    snprintf(material, sizeof(material), "%s|%s|%d", job ? job : "",
-             w->master, w->size);
+    /* Not the size: a rank told another PADDLE_TRAINERS_NUM must reach
+     * the store to be told so (boot/rendezvous.c compares the sizes). */
+    snprintf(material, sizeof(material), "%s|%s", job ? job : "", w->master);
     pd_derive_job_key("paddle", material, w->job_key, sizeof(w->job_key));
     return PD_DETECT_PRESENT;
 }

@@ -65,8 +65,10 @@ static int setup_store(struct pd_job *job, struct pd_store_server **server)
         return 0;
     }
     char material[512];
-    snprintf(material, sizeof material, "%s|%d|%d|%s", o->master, o->nnodes,
-             o->nranks, o->job_id ? o->job_id : "");
+    /* Not the sizes: a host started with another -np must reach the
+     * store to be told so (boot/rendezvous.c compares the sizes). */
+    snprintf(material, sizeof material, "%s|%s", o->master,
+             o->job_id ? o->job_id : "");
     pd_derive_job_key("pdmpirun", material, job->job_key,
                       sizeof job->job_key);
     snprintf(job->store_addr, sizeof job->store_addr, "%s", o->master);
