@@ -1,7 +1,6 @@
 #!/bin/sh
 # Install what building and testing pdmpi needs on Debian 12 (bookworm):
-# the toolchain, autotools, gloo, libcrypto (HMAC for the rendezvous
-# store's challenge and response), Open MPI (whose mpi.h is pdmpi's ABI,
+# the toolchain, autotools, gloo, Open MPI (whose mpi.h is pdmpi's ABI,
 # and whose mpicc/mpirun the compatibility tests and side-by-side
 # benchmarks use), PMIx headers (the PMIx client; libpmix itself is
 # loaded at run time), MPICH (mpiexec for the PMI-1 tests) and iproute2
@@ -13,7 +12,7 @@
 set -e
 
 packages="build-essential autoconf automake libtool pkg-config \
-libgloo-dev libssl-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps \
+libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps \
 gnuplot-nox valgrind clang libclang-rt-dev"
 
 missing=""

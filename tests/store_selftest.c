@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "boot/net.h"
+#include "boot/sha256.h"
 #include "boot/store_auth.h"
 #include "boot/store.h"
 #include "boot/store_proto.h"
@@ -294,6 +295,45 @@ static void test_idle_strangers(void)
     store_port = saved_port;
     memcpy(store_addr, saved_addr, sizeof store_addr);
     setrlimit(RLIMIT_NOFILE, &old);
+}
+
+/* SHA-256 and HMAC-SHA256 against published answers: FIPS 180-4's
+ * examples and RFC 4231's test cases 1, 2 and 6 (a key longer than a
+ * block). */
+static void check_digest(const uint8_t *got, const char *want_hex,
+                         const char *name)
+{
+    char hex[2 * PD_SHA256_LEN + 1];
+    for (int i = 0; i < PD_SHA256_LEN; i++)
+        snprintf(hex + 2 * i, 3, "%02x", got[i]);
+    check(strcmp(hex, want_hex) == 0, name, "%s", hex);
+}
+
+static void test_sha256(void)
+{
+    uint8_t out[PD_SHA256_LEN];
+    pd_sha256("abc", 3, out);
+    check_digest(out, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                 "SHA-256 of \"abc\"");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    pd_sha256(two, strlen(two), out);
+    check_digest(out, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+                 "SHA-256 of the two-block example");
+    uint8_t key1[20];
+    memset(key1, 0x0b, sizeof key1);
+    pd_hmac_sha256(key1, sizeof key1, "Hi There", 8, out);
+    check_digest(out, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
+                 "HMAC-SHA256, RFC 4231 case 1");
+    const char *msg2 = "what do ya want for nothing?";
+    pd_hmac_sha256("Jefe", 4, msg2, strlen(msg2), out);
+    check_digest(out, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+                 "HMAC-SHA256, RFC 4231 case 2");
+    uint8_t key6[131];
+    memset(key6, 0xaa, sizeof key6);
+    const char *msg6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+    pd_hmac_sha256(key6, sizeof key6, msg6, strlen(msg6), out);
+    check_digest(out, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+                 "HMAC-SHA256, RFC 4231 case 6");
 }
 
 static void test_job_key(void)
@@ -827,6 +867,7 @@ int main(void)
     alarm(WATCHDOG_SECONDS);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
+    test_sha256();
     test_job_key();
     pd_store_make_job_key(job_key, sizeof job_key);
 

@@ -1,15 +1,14 @@
 /* Challenge and response between the store and its clients
- * (store_auth.h), with HMAC-SHA256 from libcrypto. */
+ * (store_auth.h), with HMAC-SHA256 (sha256.c). */
 #include "store_auth.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "base/hex.h"
+#include "sha256.h"
 #include "store_proto.h"
 
 int pd_store_nonce(uint8_t nonce[PD_STORE_NONCE_LEN])
@@ -42,8 +41,7 @@ static void pd_mac(const char *key, size_t keylen, const char *label,
     if (taillen > 0)
         memcpy(msg + n, tail, taillen);
     n += taillen;
-    unsigned outlen = PD_STORE_PROOF_LEN;
-    HMAC(EVP_sha256(), key, (int)keylen, msg, n, out, &outlen);
+    pd_hmac_sha256(key, keylen, msg, n, out);
 }
 
 void pd_store_hello_make(const char *job_key,
@@ -94,9 +92,7 @@ void pd_store_server_proof(const char *job_key, size_t job_key_len,
 void pd_store_secret_digest(const char *secret, const char *material,
                             char hex[2 * PD_STORE_SECRET_DIGEST_LEN + 1])
 {
-    uint8_t mac[32];
-    unsigned maclen = sizeof mac;
-    HMAC(EVP_sha256(), secret, (int)strlen(secret),
-         (const unsigned char *)material, strlen(material), mac, &maclen);
+    uint8_t mac[PD_STORE_PROOF_LEN];
+    pd_hmac_sha256(secret, strlen(secret), material, strlen(material), mac);
     pd_hex_encode(mac, PD_STORE_SECRET_DIGEST_LEN, hex);
 }
