@@ -161,6 +161,21 @@ expect_world "PaddlePaddle PADDLE_TRAINER_ENDPOINTS, 2 + 2" paddle 4 2 2 \
 check_tap "PaddlePaddle 2 + 2: collectives" \
     paddle_run master "$addr_a" 4 "$coll_check" --big 65536
 
+# A blocking receive from a rank of the other host that dies (SIGKILL):
+# the store no longer sees its connection, and the receive fails naming
+# it within about 2 s (rank 0, which hosts the store, stays).
+PD_RANK_NETNS="$ns_a $ns_a $ns_b"
+PD_RANK_ADDRS="$addr_a $addr_a $addr_b"
+for how in recv any; do
+    start=$(date +%s)
+    PDMPI_TIMEOUT=60 paddle_run master "$addr_a" 3 "$shm_check" --orphan "$how" 2 1 \
+        > "$PD_TMP/orphan" 2>&1
+    took=$(($(date +%s) - start))
+    grep -v '^shm_check: rank' "$PD_TMP/orphan" | sed 's/^/# /' | head -3
+    check "2 hosts: MPI_Recv ($how) from a rank of the other host that dies: named (${took}s for the whole run)" \
+        sh -c "[ $took -le 15 ] && grep -Eq 'rank 2 \(another host, pid [0-9]+\), which this receive waits for, is gone' '$PD_TMP/orphan'"
+done
+
 PD_RANK_NETNS="$ns_a $ns_a $ns_a $ns_b"
 PD_RANK_ADDRS="$addr_a $addr_a $addr_a $addr_b"
 expect_world "PaddlePaddle PADDLE_MASTER, 3 + 1" paddle 4 "" 2 \

@@ -12,10 +12,11 @@
  *   how fast, and the message);
  * - with --skip, --count or --blocks: ranks in different calls must
  *   fail, not mix their data;
- * - with --orphan HOW: rank 1 waits for a message from rank 0 that never
- *   comes -- HOW is recv, any (MPI_ANY_SOURCE), probe, irecv (MPI_Wait)
- *   or sendrecv, and rank 0 dies (SIGKILL) -- or timeout, where rank 0
- *   lives on, silent, for 6 s; rank 1 must fail, not hang;
+ * - with --orphan HOW [D W]: rank W (1) waits for a message from rank D
+ *   (0) that never comes -- HOW is recv, any (MPI_ANY_SOURCE), probe,
+ *   irecv (MPI_Wait) or sendrecv, and rank D dies (SIGKILL) -- or
+ *   timeout, where rank D lives on, silent, for 6 s; rank W must fail,
+ *   not hang (with D and W given, the other ranks stay 6 s and exit);
  * - with --die-mapping: rank 0 is killed while it waits for the other
  *   ranks to map a new communicator's segment (they come 2 s late); the
  *   driver checks that no segment is left in /dev/shm;
@@ -28,6 +29,7 @@
 #include <mpi.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,35 +193,40 @@ static int freeze(int frozen, int seconds)
 }
 
 /* Rank 1 waits for what rank 0 never sends. */
-static int orphan(const char *how)
+static int orphan(const char *how, int dying, int waiter, bool given)
 {
     int x = 0, y = 1, rc = MPI_SUCCESS;
     MPI_Status status;
     MPI_Request req;
-    if (world_rank == 0) {
+    if (world_rank == dying) {
         if (strcmp(how, "timeout") == 0) {
             sleep(6);                   /* alive, silent, past the timeout */
             return 0;
         }
-        sleep(1);                       /* rank 1 is waiting by then */
+        sleep(1);                       /* the waiter is waiting by then */
         raise(SIGKILL);
     }
-    if (world_rank != 1)
+    if (world_rank != waiter) {
+        if (given) {                    /* stay (a store it may host) */
+            sleep(6);
+            return 0;
+        }
         return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 3 : 1;
+    }
     if (strcmp(how, "any") == 0)
         rc = MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
                       &status);
     else if (strcmp(how, "probe") == 0)
-        rc = MPI_Probe(0, 7, MPI_COMM_WORLD, &status);
+        rc = MPI_Probe(dying, 7, MPI_COMM_WORLD, &status);
     else if (strcmp(how, "irecv") == 0) {
-        rc = MPI_Irecv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &req);
+        rc = MPI_Irecv(&x, 1, MPI_INT, dying, 7, MPI_COMM_WORLD, &req);
         if (rc == MPI_SUCCESS)
             rc = MPI_Wait(&req, &status);
     } else if (strcmp(how, "sendrecv") == 0)
-        rc = MPI_Sendrecv(&y, 1, MPI_INT, 0, 8, &x, 1, MPI_INT, 0, 7,
+        rc = MPI_Sendrecv(&y, 1, MPI_INT, dying, 8, &x, 1, MPI_INT, dying, 7,
                           MPI_COMM_WORLD, &status);
     else
-        rc = MPI_Recv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &status);
+        rc = MPI_Recv(&x, 1, MPI_INT, dying, 7, MPI_COMM_WORLD, &status);
     return rc == MPI_SUCCESS ? 3 : 1;
 }
 
@@ -283,7 +290,9 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--die-mapping") == 0)
         return die_mapping();
     if (argc == 3 && strcmp(argv[1], "--orphan") == 0)
-        return orphan(argv[2]);
+        return orphan(argv[2], 0, 1, false);
+    if (argc == 5 && strcmp(argv[1], "--orphan") == 0)
+        return orphan(argv[2], atoi(argv[3]), atoi(argv[4]), true);
     if (argc == 4 && strcmp(argv[1], "--freeze") == 0)
         return freeze(atoi(argv[2]), atoi(argv[3]));
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)

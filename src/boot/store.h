@@ -81,6 +81,10 @@ int pd_store_get(struct pd_store_client *client, const char *key,
                  char *err, size_t errlen);
 
 /* Atomically add delta to the 64-bit counter at key (created as 0). */
+/* How many connections the process of rank holds to the store: 0 once
+ * it is gone (every rank holds one from MPI_Init to MPI_Finalize). */
+int pd_store_alive(struct pd_store_client *client, int rank,
+                   int64_t *connections, char *err, size_t errlen);
 int pd_store_add(struct pd_store_client *client, const char *key,
                  int64_t delta, int64_t *result, char *err, size_t errlen);
 

@@ -519,6 +519,27 @@ int pd_store_add(struct pd_store_client *c, const char *key, int64_t delta,
     return rc;
 }
 
+int pd_store_alive(struct pd_store_client *c, int rank, int64_t *connections,
+                   char *err, size_t errlen)
+{
+    uint16_t op;
+    uint8_t *reply;
+    size_t reply_len;
+    uint8_t wire_rank[4];
+    pd_store_put_u32(wire_rank, (uint32_t)rank);
+    if (round_trip(c, PD_STORE_OP_ALIVE, "", wire_rank, sizeof wire_rank,
+                   c->request_timeout_ms, &op, &reply, &reply_len, err,
+                   errlen) < 0)
+        return -1;
+    int rc = 0;
+    if (op == PD_STORE_OP_VALUE && reply_len == 8)
+        *connections = pd_store_get_i64(reply);
+    else
+        rc = reply_error(c, op, reply, err, errlen);
+    free(reply);
+    return rc;
+}
+
 int pd_store_local_host(struct pd_store_client *c, char *host, size_t hostlen)
 {
     struct sockaddr_storage ss;

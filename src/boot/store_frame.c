@@ -71,6 +71,9 @@ int pd_store_frame_check_head(const uint8_t *buf, size_t len, int greeted,
     case PD_STORE_OP_ADD:
         size_ok = h->vallen == 8;
         break;
+    case PD_STORE_OP_ALIVE:
+        size_ok = h->keylen == 0 && h->vallen == 4;
+        break;
     default:
         snprintf(reason, reasonlen, "unknown op %u", (unsigned)h->op);
         *peer_message = "protocol error: unknown op";

@@ -18,6 +18,8 @@
  *   SET    key, value                          -> OK
  *   GET    key, value = u32 timeout in ms      -> VALUE(value) | ERR(message)
  *   ADD    key, value = i64 delta              -> VALUE(i64 new total)
+ *   ALIVE  value = i32 rank                    -> VALUE(i64 open connections
+ *                                                 of that rank)
  * The first frame from a client must be HELLO proving the job key; the
  * key itself never crosses the wire.
  * A client has at most one request outstanding; replies come in order.
@@ -46,6 +48,7 @@ enum pd_store_op {
     PD_STORE_OP_SET = 2,
     PD_STORE_OP_GET = 3,
     PD_STORE_OP_ADD = 4,
+    PD_STORE_OP_ALIVE = 5,
     PD_STORE_OP_OK = 16,
     PD_STORE_OP_VALUE = 17,
     PD_STORE_OP_ERR = 18,

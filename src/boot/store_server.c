@@ -108,6 +108,8 @@ struct pd_store_server {
     struct pd_kv_table table;
     int64_t accept_paused_until;
     unsigned long strangers_closed;   /* not yet logged */
+    uint32_t *alive;            /* rank -> its open, greeted connections */
+    size_t alive_cap;
     int full_logged;
     size_t ungreeted_cap;
 };
@@ -452,6 +454,40 @@ static void consume_frame(struct pd_store_conn *c, size_t size)
     }
 }
 
+/* Count a rank's greeted connection in (+1) or out (-1): ALIVE tells a
+ * rank's peers whether its process still holds any (a process that dies
+ * closes them all). Ranks past PD_STORE_MAX_RANKS are not counted. */
+#define PD_STORE_MAX_RANKS (1 << 24)
+static void alive_note(struct pd_store_server *s, int32_t rank, int delta)
+{
+    if (rank < 0 || rank >= PD_STORE_MAX_RANKS)
+        return;
+    if ((size_t)rank >= s->alive_cap) {
+        size_t cap = s->alive_cap ? s->alive_cap : 64;
+        while (cap <= (size_t)rank)
+            cap *= 2;
+        uint32_t *alive = realloc(s->alive, cap * sizeof *alive);
+        if (alive == NULL)
+            return;
+        memset(alive + s->alive_cap, 0,
+               (cap - s->alive_cap) * sizeof *alive);
+        s->alive = alive;
+        s->alive_cap = cap;
+    }
+    if (delta > 0 || s->alive[rank] > 0)
+        s->alive[rank] += (uint32_t)delta;
+}
+
+static void handle_alive(struct pd_store_server *s, struct pd_store_conn *c,
+                         const uint8_t *value)
+{
+    int32_t rank = (int32_t)pd_store_get_u32(value);
+    uint8_t reply[8];
+    pd_store_put_i64(reply, rank >= 0 && (size_t)rank < s->alive_cap
+                                ? (int64_t)s->alive[rank] : 0);
+    conn_queue(c, PD_STORE_OP_VALUE, reply, sizeof reply);
+}
+
 static void handle_hello(struct pd_store_server *s, struct pd_store_conn *c,
                          const uint8_t *value, uint32_t vallen)
 {
@@ -467,6 +503,7 @@ static void handle_hello(struct pd_store_server *s, struct pd_store_conn *c,
     }
     c->greeted = 1;
     c->rank = rank;
+    alive_note(s, rank, +1);
     uint8_t proof[PD_STORE_PROOF_LEN];
     pd_store_server_proof(s->job_key, s->job_key_len, client_nonce, c->nonce,
                           proof);
@@ -610,6 +647,9 @@ static void handle_frame(struct pd_store_server *s, struct pd_store_conn *c)
         break;
     case PD_STORE_OP_ADD:
         handle_add(s, c, f.key, f.head.keylen, f.value);
+        break;
+    case PD_STORE_OP_ALIVE:
+        handle_alive(s, c, f.value);
         break;
     }
     consume_frame(c, f.size);
@@ -770,10 +810,13 @@ static void remove_dead_conns(struct pd_store_server *s)
 {
     size_t kept = 0;
     for (size_t i = 0; i < s->nconns; i++) {
-        if (s->conns[i]->dead)
+        if (s->conns[i]->dead) {
+            if (s->conns[i]->greeted)
+                alive_note(s, s->conns[i]->rank, -1);
             conn_free(s->conns[i]);
-        else
+        } else {
             s->conns[kept++] = s->conns[i];
+        }
     }
     s->nconns = kept;
 }
@@ -1038,6 +1081,7 @@ void pd_store_server_stop(struct pd_store_server *s)
         conn_free(s->conns[i]);
     free(s->conns);
     free(s->pfds);
+    free(s->alive);
     kv_free(&s->table);
     close(s->listen_fd);
     close(s->wake_pipe[0]);

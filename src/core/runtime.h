@@ -36,6 +36,13 @@ static inline int pd_runtime_state(void)
  * (its pid is gone or a zombie); false where pids are not known. */
 bool pd_runtime_local_rank_gone(int w);
 
+/* Whether world rank w, a process of another host, has ended: it holds
+ * no connection to the job's store any more, or the store itself is gone
+ * (refused: its host's launcher or rank ended). Asks the store at most
+ * every PD_REMOTE_CHECK_MS (false in between); why says what was found. */
+#define PD_REMOTE_CHECK_MS 500
+bool pd_runtime_remote_rank_gone(int w, char *why, size_t len);
+
 /* Record that a peer's connection was lost: this rank's own failure is
  * then a consequence, not the cause (see pd_runtime_abort). */
 void pd_runtime_note_peer_lost(void);

@@ -126,9 +126,9 @@ static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
 
 /* Why a receive from src (or any source) on comm can no longer be
  * waited for: a rank it waits for is a process of this host that has
- * ended, or PDMPI_TIMEOUT has passed since waiting began. Empty: go on.
- * (A peer on another host that dies closes its connections; the backend
- * reports that as a broken stream.) */
+ * ended, or one of another host that the job's store no longer sees
+ * (asked every PD_REMOTE_CHECK_MS), or PDMPI_TIMEOUT has passed since
+ * waiting began. Empty: go on. */
 static void pd_receive_hopeless(struct ompi_communicator_t *comm, int src,
                                 int tag, int64_t since, char *why, size_t len)
 {
@@ -141,6 +141,13 @@ static void pd_receive_hopeless(struct ompi_communicator_t *comm, int src,
             snprintf(why, len, "rank %d (%s, pid %d), which this receive "
                      "waits for, is gone", r, pd_rt.host,
                      pd_rt.world.pid_of[w]);
+            return;
+        }
+        char remote[400];
+        if (pd_runtime_remote_rank_gone(w, remote, sizeof(remote))) {
+            snprintf(why, len, "rank %d (another host, pid %d), which this "
+                     "receive waits for, is gone: %s", r,
+                     pd_rt.world.pid_of[w], remote);
             return;
         }
     }
