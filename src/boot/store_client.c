@@ -498,17 +498,17 @@ int pd_store_get(struct pd_store_client *c, const char *key, void **value,
     return 0;
 }
 
-int pd_store_add(struct pd_store_client *c, const char *key, int64_t delta,
-                 int64_t *result, char *err, size_t errlen)
+/* A request whose answer is one i64 (ADD, ALIVE): 0 and *result, -1 when
+ * the round trip failed, else the store's refusal in err. */
+static int request_i64(struct pd_store_client *c, uint16_t req_op,
+                       const char *key, const void *value, size_t vallen,
+                       int64_t *result, char *err, size_t errlen)
 {
     uint16_t op;
     uint8_t *reply;
     size_t reply_len;
-    uint8_t wire_delta[8];
-    pd_store_put_i64(wire_delta, delta);
-    if (round_trip(c, PD_STORE_OP_ADD, key, wire_delta, sizeof wire_delta,
-                   c->request_timeout_ms, &op, &reply, &reply_len, err,
-                   errlen) < 0)
+    if (round_trip(c, req_op, key, value, vallen, c->request_timeout_ms, &op,
+                   &reply, &reply_len, err, errlen) < 0)
         return -1;
     int rc = 0;
     if (op == PD_STORE_OP_VALUE && reply_len == 8)
@@ -519,25 +519,22 @@ int pd_store_add(struct pd_store_client *c, const char *key, int64_t delta,
     return rc;
 }
 
+int pd_store_add(struct pd_store_client *c, const char *key, int64_t delta,
+                 int64_t *result, char *err, size_t errlen)
+{
+    uint8_t wire_delta[8];
+    pd_store_put_i64(wire_delta, delta);
+    return request_i64(c, PD_STORE_OP_ADD, key, wire_delta, sizeof wire_delta,
+                       result, err, errlen);
+}
+
 int pd_store_alive(struct pd_store_client *c, int rank, int64_t *connections,
                    char *err, size_t errlen)
 {
-    uint16_t op;
-    uint8_t *reply;
-    size_t reply_len;
     uint8_t wire_rank[4];
     pd_store_put_u32(wire_rank, (uint32_t)rank);
-    if (round_trip(c, PD_STORE_OP_ALIVE, "", wire_rank, sizeof wire_rank,
-                   c->request_timeout_ms, &op, &reply, &reply_len, err,
-                   errlen) < 0)
-        return -1;
-    int rc = 0;
-    if (op == PD_STORE_OP_VALUE && reply_len == 8)
-        *connections = pd_store_get_i64(reply);
-    else
-        rc = reply_error(c, op, reply, err, errlen);
-    free(reply);
-    return rc;
+    return request_i64(c, PD_STORE_OP_ALIVE, "", wire_rank, sizeof wire_rank,
+                       connections, err, errlen);
 }
 
 int pd_store_local_host(struct pd_store_client *c, char *host, size_t hostlen)
