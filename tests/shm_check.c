@@ -241,6 +241,8 @@ static int orphan(const char *how, int dying, int waiter, bool given)
  * same bytes: only the op tells the calls apart).
  * --blocks: rank 0 calls MPI_Alltoall where the others call MPI_Gather
  * with root 1 (both go through the segment's pieces).
+ * --types bcast|allgather: odd ranks pass 4 MPI_INT, even ones 4
+ * MPI_FLOAT (the same bytes: only the datatype tells the calls apart).
  * All must fail; the driver checks the message. */
 static int mismatch(const char *how, int skipper)
 {
@@ -265,6 +267,12 @@ static int mismatch(const char *how, int skipper)
         rc = MPI_Allreduce(MPI_IN_PLACE, big,
                            world_rank >= skipper ? 1000 : 1024,
                            MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    } else if (strcmp(how, "bcast") == 0 || strcmp(how, "allgather") == 0) {
+        MPI_Datatype type = world_rank % 2 ? MPI_INT : MPI_FLOAT;
+        static float all[4 * 64];
+        rc = how[0] == 'b'
+                 ? MPI_Bcast(buf, 4, type, 0, MPI_COMM_WORLD)
+                 : MPI_Allgather(buf, 4, type, all, 4, type, MPI_COMM_WORLD);
     } else if (strcmp(how, "--roots") == 0) {
         rc = MPI_Bcast(buf, 4, MPI_FLOAT, world_rank % 2, MPI_COMM_WORLD);
     } else if (strcmp(how, "--op") == 0) {
@@ -299,6 +307,8 @@ int main(int argc, char **argv)
         return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : 1);
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--uneven") == 0)
         return mismatch(argv[1], argc == 3 ? atoi(argv[2]) : world_size - 1);
+    if (argc == 3 && strcmp(argv[1], "--types") == 0)
+        return mismatch(argv[2], 1);
     if (argc == 2 && (strcmp(argv[1], "--count") == 0 ||
                       strcmp(argv[1], "--blocks") == 0 ||
                       strcmp(argv[1], "--roots") == 0 ||

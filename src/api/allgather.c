@@ -16,7 +16,9 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              recvcount, recvtype, &bytes));
     struct pd_coll c = { .kind = PD_COLL_ALLGATHER, .comm = comm,
                          .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .count = bytes, .root = -1 };
+                         .recvbuf = recvbuf, .count = bytes, .root = -1,
+                         .signature = pd_type_signature(
+                             in_place ? recvtype : sendtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){ NULL, bytes, bytes },
                        NULL);
 }
@@ -44,7 +46,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     struct pd_coll c = { .kind = PD_COLL_ALLGATHERV, .comm = comm,
                          .sendbuf = in_place ? NULL : sendbuf,
                          .recvbuf = recvbuf,
-                         .recv = { recvcounts, displs, extent }, .root = -1 };
+                         .recv = { recvcounts, displs, extent }, .root = -1,
+                         .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         recvtype, PD_CALL_ANY_BYTES,
         (size_t)recvcounts[comm->rank] * extent }, NULL);

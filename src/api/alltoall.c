@@ -18,7 +18,9 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
                          .sendbuf = in_place ? NULL : sendbuf,
                          .recvbuf = recvbuf, .send = { NULL, NULL, bytes },
-                         .recv = { NULL, NULL, bytes }, .root = -1 };
+                         .recv = { NULL, NULL, bytes }, .root = -1,
+                         .signature = pd_type_signature(
+                             in_place ? recvtype : sendtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         NULL, bytes, bytes * (size_t)comm->size }, NULL);
 }
@@ -53,7 +55,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
                          .sendbuf = in_place ? NULL : sendbuf,
                          .recvbuf = recvbuf, .send = send, .recv = recv,
-                         .root = -1 };
+                         .root = -1, .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         NULL, PD_CALL_ANY_BYTES, received }, NULL);
 }

@@ -18,9 +18,11 @@ static int pd_check_gather_send(MPI_Comm comm, const char *call,
     return MPI_SUCCESS;
 }
 
+/* recvtype: significant at the root only. */
 static int pd_gather(const char *call, const void *sendbuf, int sendcount,
                      MPI_Datatype sendtype, void *recvbuf,
-                     const struct pd_layout *recv, int root, MPI_Comm comm)
+                     const struct pd_layout *recv, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm)
 {
     bool is_root = comm->rank == root;
     bool in_place = sendbuf == MPI_IN_PLACE;
@@ -37,7 +39,9 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
     struct pd_coll c = { .kind = PD_COLL_GATHERV, .comm = comm,
                          .sendbuf = in_place ? NULL : sendbuf,
                          .recvbuf = is_root ? recvbuf : NULL,
-                         .count = send_bytes, .recv = *recv, .root = root };
+                         .count = send_bytes, .recv = *recv, .root = root,
+                         .signature = pd_type_signature(
+                             in_place ? recvtype : sendtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         NULL, PD_CALL_ANY_BYTES, send_bytes }, NULL);
 }
@@ -56,8 +60,8 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                recvcount, recvtype, PD_SIDE_RECV));
         recv.extent = (size_t)recvcount * pd_type_extent(recvtype);
     }
-    return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv, root,
-                     comm);
+    return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv,
+                     recvtype, root, comm);
 }
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -75,14 +79,15 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
         recv.extent = pd_type_extent(recvtype);
     }
-    return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv, root,
-                     comm);
+    return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv,
+                     recvtype, root, comm);
 }
 
+/* sendtype: significant at the root only. */
 static int pd_scatter(const char *call, const void *sendbuf,
-                      const struct pd_layout *send, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, int root,
-                      MPI_Comm comm)
+                      const struct pd_layout *send, MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm)
 {
     bool is_root = comm->rank == root;
     bool in_place = recvbuf == MPI_IN_PLACE;
@@ -101,7 +106,9 @@ static int pd_scatter(const char *call, const void *sendbuf,
     struct pd_coll c = { .kind = PD_COLL_SCATTERV, .comm = comm,
                          .sendbuf = is_root ? sendbuf : NULL,
                          .recvbuf = in_place ? NULL : recvbuf,
-                         .count = recv_bytes, .send = *send, .root = root };
+                         .count = recv_bytes, .send = *send, .root = root,
+                         .signature = pd_type_signature(
+                             is_root ? sendtype : recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         NULL, PD_CALL_ANY_BYTES, recv_bytes }, NULL);
 }
@@ -120,8 +127,8 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                sendcount, sendtype, PD_SIDE_SEND));
         send.extent = (size_t)sendcount * pd_type_extent(sendtype);
     }
-    return pd_scatter(call, sendbuf, &send, recvbuf, recvcount, recvtype, root,
-                      comm);
+    return pd_scatter(call, sendbuf, &send, sendtype, recvbuf, recvcount,
+                      recvtype, root, comm);
 }
 
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
@@ -139,6 +146,6 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
         PD_CHECK(pd_check_data_type(comm, call, sendtype, "sendtype"));
         send.extent = pd_type_extent(sendtype);
     }
-    return pd_scatter(call, sendbuf, &send, recvbuf, recvcount, recvtype, root,
-                      comm);
+    return pd_scatter(call, sendbuf, &send, sendtype, recvbuf, recvcount,
+                      recvtype, root, comm);
 }

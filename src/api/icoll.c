@@ -76,7 +76,8 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
     struct pd_coll c = { .kind = PD_COLL_BCAST, .comm = comm,
                          .recvbuf = buffer,
                          .count = (size_t)count * pd_type_extent(datatype),
-                         .root = root };
+                         .root = root,
+                         .signature = pd_type_signature(datatype) };
     return pd_start(call, &c, request);
 }
 
@@ -94,7 +95,9 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              recvcount, recvtype, &bytes));
     struct pd_coll c = { .kind = PD_COLL_ALLGATHER, .comm = comm,
                          .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .count = bytes, .root = -1 };
+                         .recvbuf = recvbuf, .count = bytes, .root = -1,
+                         .signature = pd_type_signature(
+                             in_place ? recvtype : sendtype) };
     return pd_start(call, &c, request);
 }
 
@@ -113,7 +116,9 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
                          .sendbuf = in_place ? NULL : sendbuf,
                          .recvbuf = recvbuf, .send = { NULL, NULL, bytes },
-                         .recv = { NULL, NULL, bytes }, .root = -1 };
+                         .recv = { NULL, NULL, bytes }, .root = -1,
+                         .signature = pd_type_signature(
+                             in_place ? recvtype : sendtype) };
     return pd_start(call, &c, request);
 }
 

@@ -5,9 +5,9 @@
 #include "base/coll_kind.h"
 #include "base/elem.h"
 
-/* with_op: name the op and element too (the calls differ in nothing
- * else). */
-static void pd_describe_call(const struct pd_call_sig *call, bool with_op,
+/* with_elem: name the op and element kind too (the calls differ in
+ * nothing else). */
+static void pd_describe_call(const struct pd_call_sig *call, bool with_elem,
                              char *buf, size_t len)
 {
     const char *kind = pd_coll_kind_name(call->kind);
@@ -15,20 +15,19 @@ static void pd_describe_call(const struct pd_call_sig *call, bool with_op,
         snprintf(buf, len, "barrier");
         return;
     }
-    /* Block lengths differ from rank to rank: not part of the call. */
-    if (call->kind == PD_COLL_ALLTOALLV || call->kind == PD_COLL_ALLGATHERV) {
-        snprintf(buf, len, "%s", kind);
-        return;
-    }
-    if (call->kind == PD_COLL_GATHERV || call->kind == PD_COLL_SCATTERV) {
-        snprintf(buf, len, "%s with root %d", kind, (int)call->root);
-        return;
-    }
     char sig[64] = "";
-    if (with_op && call->op != 0)
+    if (with_elem && call->op != 0)
         snprintf(sig, sizeof(sig), " (%s on %s)", pd_op_id_name(call->op),
                  pd_elem_kind_name(call->elem));
-    if (call->root >= 0)
+    else if (with_elem)
+        snprintf(sig, sizeof(sig), " (of %s elements)",
+                 pd_elem_kind_name(call->elem));
+    /* Block lengths differ from rank to rank: not part of the call. */
+    if (call->kind == PD_COLL_ALLTOALLV || call->kind == PD_COLL_ALLGATHERV)
+        snprintf(buf, len, "%s%s", kind, sig);
+    else if (call->kind == PD_COLL_GATHERV || call->kind == PD_COLL_SCATTERV)
+        snprintf(buf, len, "%s%s with root %d", kind, sig, (int)call->root);
+    else if (call->root >= 0)
         snprintf(buf, len, "%s of %llu bytes%s to/from root %d", kind,
                  (unsigned long long)call->bytes, sig, (int)call->root);
     else
@@ -41,10 +40,10 @@ void pd_call_sig_mismatch(char *buf, size_t len, int rank_a,
                           const struct pd_call_sig *b)
 {
     char x[128], y[128];
-    bool only_op = a->kind == b->kind && a->root == b->root &&
-                   a->bytes == b->bytes;
-    pd_describe_call(a, only_op, x, sizeof(x));
-    pd_describe_call(b, only_op, y, sizeof(y));
+    bool only_elem = a->kind == b->kind && a->root == b->root &&
+                     a->bytes == b->bytes;
+    pd_describe_call(a, only_elem, x, sizeof(x));
+    pd_describe_call(b, only_elem, y, sizeof(y));
     snprintf(buf, len,
              "ranks are in different collectives: rank %d is in %s, rank %d "
              "in %s (a rank skipped or added a call, or passed other "

@@ -1,8 +1,9 @@
 /*
  * A collective call as ranks compare it before they move data: ranks in
  * different calls (one skipped or added a call, or passed another count,
- * root or op) fail with both calls named instead of mixing their data or
- * handing a transport a message longer than the receive posted for it.
+ * root, op or kind of datatype) fail with both calls named instead of
+ * mixing their data or handing a transport a message longer than the
+ * receive posted for it.
  * The shared-memory arrival record and the host backend's agreement
  * (coll/agree.c) both carry it.
  */
@@ -16,7 +17,8 @@
 struct pd_call_sig {
     uint8_t kind;                   /* enum pd_coll_kind */
     uint8_t op;                     /* reductions: enum pd_op_id; else 0 */
-    uint8_t elem;                   /* reductions: enum pd_elem_kind */
+    uint8_t elem;                   /* enum pd_elem_kind: a reduction's, or
+                                       a move's type signature */
     uint8_t unused;
     int32_t root;                   /* rooted calls; else -1 */
     uint64_t bytes;                 /* the whole call's bytes, same on all;

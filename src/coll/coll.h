@@ -46,6 +46,9 @@ struct pd_coll {
     struct pd_layout recv;      /* allgatherv, gatherv, alltoallv */
     MPI_Datatype type;          /* reductions; NULL otherwise */
     MPI_Op op;                  /* reductions; NULL otherwise */
+    /* Moves: pd_type_signature of this rank's datatype, compared between
+     * ranks with the rest of the call (PD_EK_NONE: nothing to compare). */
+    unsigned char signature;
     int root;                   /* -1: not rooted */
 };
 

@@ -46,7 +46,10 @@ static struct pd_call_sig pd_host_sig(const struct pd_coll *c,
         sig.op = (uint8_t)c->op->id;
         sig.elem = (uint8_t)red->elem_kind;
         sig.bytes = c->count * pd_type_extent(c->type);
-    } else if (c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER) {
+        return sig;
+    }
+    sig.elem = c->signature;
+    if (c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER) {
         sig.bytes = c->kind == PD_COLL_ALLGATHER
                         ? c->count * (size_t)c->comm->size : c->count;
     }
@@ -338,29 +341,32 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
     }
     case PD_COLL_BCAST:
         return pd_hier_bcast(comm, h, c->tag, c->recvbuf, c->count, c->root,
-                             fail);
+                             c->signature, fail);
     case PD_COLL_ALLGATHER: {
         struct pd_layout packed = { NULL, NULL, c->count };
         return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
-                                  &packed, fail);
+                                  &packed, c->signature, fail);
     }
     case PD_COLL_ALLGATHERV:
         return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
-                                  &c->recv, fail);
+                                  &c->recv, c->signature, fail);
     case PD_COLL_BARRIER:
         return pd_hier_barrier(comm, h, c->tag, fail);
     /* Across hosts each pair of ranks exchanges directly. */
     case PD_COLL_GATHERV:
         return one_host ? pd_hier_gatherv(comm, h, c->sendbuf, c->count,
-                                          c->recvbuf, &c->recv, c->root, fail)
+                                          c->recvbuf, &c->recv, c->root,
+                                          c->signature, fail)
                         : PD_BACKEND_ERR_UNSUPPORTED;
     case PD_COLL_SCATTERV:
         return one_host ? pd_hier_scatterv(comm, h, c->sendbuf, &c->send,
-                                           c->recvbuf, c->count, c->root, fail)
+                                           c->recvbuf, c->count, c->root,
+                                           c->signature, fail)
                         : PD_BACKEND_ERR_UNSUPPORTED;
     case PD_COLL_ALLTOALLV:
         return one_host ? pd_hier_alltoallv(comm, h, c->sendbuf, &c->send,
-                                            c->recvbuf, &c->recv, fail)
+                                            c->recvbuf, &c->recv,
+                                            c->signature, fail)
                         : PD_BACKEND_ERR_UNSUPPORTED;
     default:
         return PD_BACKEND_ERR_UNSUPPORTED;

@@ -277,11 +277,12 @@ bool pd_hier_leads(const struct pd_hier *h)
 
 /* Name the call the host's steps serve, for the cross-check in shm. */
 void pd_hier_serve(struct pd_hier *h, enum pd_coll_kind kind, int root,
-                   size_t bytes, const struct pd_hier_reduction *red)
+                   size_t bytes, const struct pd_hier_reduction *red,
+                   unsigned char signature)
 {
     h->call = (struct pd_call_sig){
         .kind = (uint8_t)kind, .op = red ? red->op : 0,
-        .elem = red ? red->elem : 0, .root = root, .bytes = bytes,
+        .elem = red ? red->elem : signature, .root = root, .bytes = bytes,
     };
     if (h->shm != NULL)
         pd_shm_set_call(h->shm, &h->call);

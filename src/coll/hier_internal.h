@@ -44,8 +44,11 @@ int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
                 const char *what, struct pd_fail *fail);
 /* This rank leads its host among several. */
 bool pd_hier_leads(const struct pd_hier *h);
-/* Name the call the host's steps serve, for the cross-check in shm. */
+/* Name the call the host's steps serve, for the cross-check in shm: a
+ * reduction's op and element kind from red, a move's type signature
+ * (pd_type_signature) from signature. */
 void pd_hier_serve(struct pd_hier *h, enum pd_coll_kind kind, int root,
-                   size_t bytes, const struct pd_hier_reduction *red);
+                   size_t bytes, const struct pd_hier_reduction *red,
+                   unsigned char signature);
 
 #endif

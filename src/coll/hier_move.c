@@ -10,11 +10,11 @@
 
 int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
                   uint32_t tag, void *buffer, size_t bytes, int root,
-                  struct pd_fail *fail)
+                  unsigned char signature, struct pd_fail *fail)
 {
     int root_host = h->host_of[root];
     pd_stats_way(PD_WAY_SHM);
-    pd_hier_serve(h, PD_COLL_BCAST, root, bytes, NULL);
+    pd_hier_serve(h, PD_COLL_BCAST, root, bytes, NULL, signature);
     int rc = MPI_SUCCESS;
     if (h->host == root_host)
         rc = pd_hier_local_bcast(comm, h, buffer, bytes, h->local_of[root], true,
@@ -135,7 +135,8 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
 
 int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        uint32_t tag, const void *sendbuf, void *recvbuf,
-                       const struct pd_layout *recv, struct pd_fail *fail)
+                       const struct pd_layout *recv, unsigned char signature,
+                       struct pd_fail *fail)
 {
     pd_stats_way(PD_WAY_SHM);
     size_t stack[2 * PD_STACK_RANKS];
@@ -149,7 +150,7 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
     pd_blocks(recv, NULL, comm->size, offs, bytes);
     for (int r = 0; r < comm->size; r++)
         total += bytes[r];
-    pd_hier_serve(h, PD_COLL_ALLGATHER, -1, total, NULL);
+    pd_hier_serve(h, PD_COLL_ALLGATHER, -1, total, NULL, signature);
     int rc = h->num_hosts == 1
                  ? pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, offs,
                                           bytes, fail)
@@ -165,14 +166,15 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
  * roffs[s]. Offsets and lengths: 4 x comm->size entries at blocks, which
  * is freed here unless it is stack (pd_block_table). */
 static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
-                         enum pd_coll_kind kind, int root, const char *what,
+                         enum pd_coll_kind kind, int root,
+                         unsigned char signature, const char *what,
                          const void *in, void *out, size_t *blocks,
                          const size_t *stack, struct pd_fail *fail)
 {
     size_t n = (size_t)comm->size;
-    /* Each rank knows only its own lengths: the call is checked by kind
-     * and root. */
-    pd_hier_serve(h, kind, root, 0, NULL);
+    /* Each rank knows only its own lengths: the call is checked by kind,
+     * root and type signature. */
+    pd_hier_serve(h, kind, root, 0, NULL, signature);
     struct pd_backend_error e;
     e.msg[0] = '\0';
     int rc = pd_shm_alltoallv(h->shm, in, blocks, blocks + n, out,
@@ -201,7 +203,7 @@ static size_t *pd_block_table(struct ompi_communicator_t *comm, size_t *stack,
 int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
                       const void *sendbuf, const struct pd_layout *send,
                       void *recvbuf, const struct pd_layout *recv,
-                      struct pd_fail *fail)
+                      unsigned char signature, struct pd_fail *fail)
 {
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
@@ -210,7 +212,7 @@ int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
     /* In place: what goes out is laid out as what comes in. */
     pd_blocks(sendbuf != NULL ? send : recv, NULL, comm->size, t, t + n);
     pd_blocks(recv, NULL, comm->size, t + 2 * n, t + 3 * n);
-    return pd_shm_blocks(comm, h, PD_COLL_ALLTOALLV, -1, "alltoall",
+    return pd_shm_blocks(comm, h, PD_COLL_ALLTOALLV, -1, signature, "alltoall",
                          sendbuf != NULL ? sendbuf : recvbuf, recvbuf, t,
                          stack, fail);
 }
@@ -218,7 +220,7 @@ int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
 int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                     const void *sendbuf, size_t send_bytes, void *recvbuf,
                     const struct pd_layout *recv, int root,
-                    struct pd_fail *fail)
+                    unsigned char signature, struct pd_fail *fail)
 {
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
@@ -231,14 +233,14 @@ int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
         if (sendbuf == NULL)
             t[3 * n + (size_t)root] = 0;
     }
-    return pd_shm_blocks(comm, h, PD_COLL_GATHERV, root, "gather",
+    return pd_shm_blocks(comm, h, PD_COLL_GATHERV, root, signature, "gather",
                          sendbuf, recvbuf, t, stack, fail);
 }
 
 int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
                      const void *sendbuf, const struct pd_layout *send,
                      void *recvbuf, size_t recv_bytes, int root,
-                     struct pd_fail *fail)
+                     unsigned char signature, struct pd_fail *fail)
 {
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
@@ -251,7 +253,7 @@ int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
             t[n + (size_t)root] = 0;
     }
     t[3 * n + (size_t)root] = recvbuf != NULL ? recv_bytes : 0;
-    return pd_shm_blocks(comm, h, PD_COLL_SCATTERV, root, "scatter",
+    return pd_shm_blocks(comm, h, PD_COLL_SCATTERV, root, signature, "scatter",
                          sendbuf, recvbuf, t, stack, fail);
 }
 
@@ -262,7 +264,7 @@ int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
     e.msg[0] = '\0';
     int rc;
     pd_stats_way(PD_WAY_SHM);
-    pd_hier_serve(h, PD_COLL_BARRIER, -1, 0, NULL);
+    pd_hier_serve(h, PD_COLL_BARRIER, -1, 0, NULL, 0);
     if (h->shm != NULL && (rc = pd_shm_barrier(h->shm, &e)) != PD_BACKEND_OK)
         return pd_hier_shm_failed(rc, comm, "barrier", &e, fail);
     if (h->num_hosts == 1)

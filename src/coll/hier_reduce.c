@@ -16,7 +16,7 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     const void *in = sendbuf != NULL ? sendbuf : recvbuf;
     size_t bytes = red->count * red->elem_size;
     pd_stats_way(PD_WAY_SHM);
-    pd_hier_serve(h, PD_COLL_ALLREDUCE, -1, bytes, red);
+    pd_hier_serve(h, PD_COLL_ALLREDUCE, -1, bytes, red, 0);
     if (h->num_hosts == 1) {
         struct pd_backend_error e;
         e.msg[0] = '\0';
@@ -53,7 +53,7 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     int root_host = h->host_of[root];
     int root_local = h->local_of[root];
     pd_stats_way(PD_WAY_SHM);
-    pd_hier_serve(h, PD_COLL_REDUCE, root, bytes, red);
+    pd_hier_serve(h, PD_COLL_REDUCE, root, bytes, red, 0);
     if (h->num_hosts == 1)
         return pd_hier_local_reduce(comm, h, in, recvbuf, red, root_local,
                                "reduce", fail);
@@ -94,7 +94,7 @@ int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
 {
     pd_stats_way(PD_WAY_SHM);
     pd_hier_serve(h, PD_COLL_REDUCE_SCATTER, -1,
-                  red->count * red->elem_size, red);
+                  red->count * red->elem_size, red, 0);
     struct pd_backend_error e;
     e.msg[0] = '\0';
     int rc = pd_shm_reduce(h->shm, sendbuf != NULL ? sendbuf : recvbuf,

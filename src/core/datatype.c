@@ -45,6 +45,18 @@ enum pd_elem_kind pd_type_elem_kind(const struct ompi_datatype_t *type)
     return (enum pd_elem_kind)pd_type_props[type->base_id].ek;
 }
 
+enum pd_elem_kind pd_type_signature(const struct ompi_datatype_t *type)
+{
+    enum pd_elem_kind k = pd_type_elem_kind(type);
+    switch (k) {
+    case PD_EK_U8:  return PD_EK_I8;
+    case PD_EK_U16: return PD_EK_I16;
+    case PD_EK_U32: return PD_EK_I32;
+    case PD_EK_U64: return PD_EK_I64;
+    default:        return k;
+    }
+}
+
 size_t pd_type_extent(const struct ompi_datatype_t *type)
 {
     return type->extent;

@@ -43,6 +43,11 @@ bool pd_type_is_valid(const struct ompi_datatype_t *type);
 /* Class and element kind are those of the type's predefined base. */
 enum pd_type_class pd_type_class_of(const struct ompi_datatype_t *type);
 enum pd_elem_kind pd_type_elem_kind(const struct ompi_datatype_t *type);
+/* What the ranks of one collective compare of their types where the bytes
+ * alone would match (MPI_INT against MPI_FLOAT): the element kind, with
+ * signed and unsigned integers of one size (and MPI_BYTE, the chars)
+ * alike, so only data that would change meaning counts as a mismatch. */
+enum pd_elem_kind pd_type_signature(const struct ompi_datatype_t *type);
 size_t pd_type_extent(const struct ompi_datatype_t *type);
 size_t pd_type_size(const struct ompi_datatype_t *type);
 const char *pd_type_name(const struct ompi_datatype_t *type);
