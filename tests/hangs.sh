@@ -14,6 +14,8 @@
 #   PDMPI_TIMEOUT, under a launcher that leaves the others running;
 # - a frozen rank that hosts the store: the timeout's report says the
 #   store did not answer;
+# - a rank stopped inside a gloo allreduce: the timeout names it, its
+#   host and pid;
 # - a rank killed with SIGKILL mid-allreduce at np 4, over gloo, under a
 #   launcher that leaves the others running (PaddlePaddle-style) and under
 #   Open MPI's mpirun;
@@ -98,6 +100,18 @@ PDMPI_TIMEOUT=3 timed "PaddlePaddle-style np 2: rank 0 (the store's host) frozen
 timed "np 2: rank 1 frozen: the report places and dates its last call" 15 \
     "rank 1: [^;]*\(call [0-9]+ on MPI_COMM_WORLD\) on [^;,]+, pid [0-9]+, recorded [0-9.]+ s ago" \
     env PDMPI_TIMEOUT=3 "$PDMPIRUN" -np 2 "$shm_check" --freeze 1 6
+
+# A rank stopped inside a large allreduce over gloo, whose timeout names
+# no peer: the ranks ask each other through the store which of them still
+# answer and name the one that does not, with its host and pid (or, where
+# it stopped between two calls, the agreement names the rank it waited
+# for).
+for np in 2 3 4; do
+    timed "np $np, gloo: rank 1 stops inside a run of 16 MiB allreduces" \
+        15 "(it was waiting for rank 1 \(on [^,]+, pid [0-9]+\)|rank 1 \(on [^,]+, pid [0-9]+\) did not answer)" \
+        env PDMPI_SHM=0 PDMPI_TIMEOUT=3 "$PDMPIRUN" -np "$np" "$shm_check" \
+        --freeze-during 1 12
+done
 
 # Point-to-point waits end like collectives: a dead sender of this host
 # within about a second, a silent one at PDMPI_TIMEOUT.

@@ -22,14 +22,18 @@
  *   driver checks that no segment is left in /dev/shm;
  * - with --freeze R S: rank R stops (SIGSTOP) 2 s after one allreduce,
  *   and a child of it kills it S seconds later; the others time out in a
- *   barrier (the driver checks the message).
+ *   barrier (the driver checks the message);
+ * - with --freeze-during R S: the same, but rank R stops inside a run
+ *   of 16 MiB allreduces, mostly in the middle of one.
  * Each rank prints "shm_check: rank R pid P" first, so the driver can
  * look for segments left in /dev/shm under those pids.
  */
 #include <mpi.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +196,41 @@ static int freeze(int frozen, int seconds)
     return rc == MPI_SUCCESS ? 3 : 1;
 }
 
+static void *stop_soon(void *arg)
+{
+    usleep((useconds_t)(uintptr_t)arg);
+    raise(SIGSTOP);
+    return NULL;
+}
+
+/* Rank `frozen` stops in the middle of a run of large allreduces (a
+ * thread stops the whole process 0.3 s in), inside a step more often
+ * than between two; a child ends it after `seconds`. */
+static int freeze_during(int frozen, int seconds)
+{
+    size_t n = 4u << 20;
+    float *buf = calloc(n, sizeof(float));
+    if (buf == NULL)
+        return 2;
+    if (world_rank == frozen) {
+        pid_t self = getpid();
+        if (fork() == 0) {
+            sleep((unsigned)seconds);
+            kill(self, SIGKILL);
+            _exit(0);
+        }
+        pthread_t t;
+        pthread_create(&t, NULL, stop_soon, (void *)(uintptr_t)300000);
+        pthread_detach(t);
+    }
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < 1000 && rc == MPI_SUCCESS; i++)
+        rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM,
+                           MPI_COMM_WORLD);
+    free(buf);
+    return rc == MPI_SUCCESS ? 3 : 1;
+}
+
 /* Rank 1 waits for what rank 0 never sends. */
 static int orphan(const char *how, int dying, int waiter, bool given)
 {
@@ -301,6 +340,8 @@ int main(int argc, char **argv)
         return orphan(argv[2], 0, 1, false);
     if (argc == 5 && strcmp(argv[1], "--orphan") == 0)
         return orphan(argv[2], atoi(argv[3]), atoi(argv[4]), true);
+    if (argc == 4 && strcmp(argv[1], "--freeze-during") == 0)
+        return freeze_during(atoi(argv[2]), atoi(argv[3]));
     if (argc == 4 && strcmp(argv[1], "--freeze") == 0)
         return freeze(atoi(argv[2]), atoi(argv[3]));
     if ((argc == 2 || argc == 3) && strcmp(argv[1], "--skip") == 0)

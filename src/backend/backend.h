@@ -35,8 +35,9 @@ enum pd_backend_status {
  * is on the path of every call, and only a failure writes the rest. */
 struct pd_backend_error {
     char msg[512];
-    int peer;       /* agree only (its caller sets -1): the backend rank a
-                       wait that failed was for */
+    int peer;       /* the backend rank a wait that failed was for, where
+                       the backend can tell; callers of agree, exchange and
+                       the steps set -1 */
 };
 
 struct pd_store_client;

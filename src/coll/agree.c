@@ -5,6 +5,8 @@
 
 #include "coll/agree.h"
 #include "coll/coll.h"
+#include "core/calls.h"
+#include "core/runtime.h"
 
 /* Records of up to this many ranks live on the stack. */
 #define PD_AGREE_STACK_RANKS 64
@@ -24,14 +26,37 @@ static int pd_agree_trade(const struct pd_agree_ctx *x, uint32_t tag,
     int status = x->ops->agree(x->bc, mine, all, bytes, tag, &e);
     if (status == PD_BACKEND_OK)
         return MPI_SUCCESS;
-    /* Name the rank waited for in the communicator's numbers (the
-     * backend's are the host leaders' between hosts). */
-    if (e.peer >= 0 && e.peer < x->size) {
-        size_t n = strlen(e.msg);
-        snprintf(e.msg + n, sizeof(e.msg) - n, "; it was waiting for rank %d",
-                 pd_agree_rank(x, e.peer));
+    return pd_coll_step_failed(x, tag, status, what, &e, fail);
+}
+
+/* Ranks of a stalled step time out within moments of each other. */
+#define PD_ANSWER_WINDOW_MS 2000
+
+int pd_coll_step_failed(const struct pd_agree_ctx *x, uint32_t tag,
+                        int status, const char *what,
+                        struct pd_backend_error *e, struct pd_fail *fail)
+{
+    char where[320];
+    size_t n = strlen(e->msg);
+    if (e->peer >= 0 && e->peer < x->size) {
+        int r = pd_agree_rank(x, e->peer);
+        pd_calls_where_rank(x->comm, r, where, sizeof(where));
+        snprintf(e->msg + n, sizeof(e->msg) - n,
+                 "; it was waiting for rank %d%s", r, where);
+    } else if (status == PD_BACKEND_ERR_TIMEOUT && x->size > 1) {
+        int window = pd_rt.config.timeout_ms < PD_ANSWER_WINDOW_MS
+                         ? pd_rt.config.timeout_ms : PD_ANSWER_WINDOW_MS;
+        int r = pd_calls_silent_rank(x->comm, tag, x->comm_rank_of, x->size,
+                                     window);
+        if (r >= 0) {
+            pd_calls_where_rank(x->comm, r, where, sizeof(where));
+            snprintf(e->msg + n, sizeof(e->msg) - n,
+                     "; rank %d%s did not answer within %.1f s after the "
+                     "timeout (it is stopped, or far behind)", r, where,
+                     window / 1000.0);
+        }
     }
-    return pd_coll_backend_failed(status, x->comm, what, e.msg, fail);
+    return pd_coll_backend_failed(status, x->comm, what, e->msg, fail);
 }
 
 static int pd_agree_mismatch(const struct pd_agree_ctx *x, const char *what,

@@ -45,6 +45,15 @@ int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,
                   const struct pd_agree_rec *mine, const char *what,
                   struct pd_fail *fail);
 
+/* A step or exchange on x that failed with a backend's status and error
+ * e, as an MPI error class in fail: it names the rank a failed wait was
+ * for (e->peer, where the backend can tell) and where that rank runs; a
+ * timeout the backend cannot place is placed by asking the ranks through
+ * the store which of them still answer (pd_calls_silent_rank). */
+int pd_coll_step_failed(const struct pd_agree_ctx *x, uint32_t tag,
+                        int status, const char *what,
+                        struct pd_backend_error *e, struct pd_fail *fail);
+
 /* After pd_coll_agree of an exchange whose block lengths differ from rank
  * to rank (the v-variants): every rank's lengths to and from every peer,
  * so that all ranks find the same pair that disagrees. */

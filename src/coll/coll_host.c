@@ -91,10 +91,11 @@ static int pd_step(const struct pd_coll *c, const struct pd_call_sig *sig,
         return MPI_SUCCESS;
     struct pd_backend_error berr;
     berr.msg[0] = '\0';
+    berr.peer = -1;
     int status = pd_backend_step(ops, bc, step, args, &berr);
     if (status == PD_BACKEND_OK || status == PD_BACKEND_ERR_UNSUPPORTED)
         return status;
-    return pd_coll_backend_failed(status, c->comm, what, berr.msg, fail);
+    return pd_coll_step_failed(&x, args->tag, status, what, &berr, fail);
 }
 
 /* An allreduce or reduce of commutative ops by the backend. */
@@ -161,10 +162,11 @@ static int pd_exchange(const struct pd_coll *c, const struct pd_p2p_op *msgs,
         return rc;
     struct pd_backend_error berr;
     berr.msg[0] = '\0';
+    berr.peer = -1;
     int status = ops->exchange(bc, msgs, n, c->tag, &berr);
     if (status == PD_BACKEND_OK)
         return MPI_SUCCESS;
-    return pd_coll_backend_failed(status, comm, "exchange", berr.msg, fail);
+    return pd_coll_step_failed(&x, c->tag, status, "exchange", &berr, fail);
 }
 
 static int pd_host_copy(void *dst, const void *src, size_t bytes,

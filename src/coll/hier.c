@@ -260,14 +260,16 @@ int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
         return MPI_SUCCESS;         /* agreement is itself a barrier */
     struct pd_backend_error e;
     e.msg[0] = '\0';
+    e.peer = -1;
     if (step != PD_COLL_REDUCE && step != PD_COLL_BARRIER)
         pd_stats_algo(args->algorithm);
     rc = pd_backend_step(h->net_ops, h->net, step, args, &e);
     if (rc == PD_BACKEND_ERR_UNSUPPORTED && e.msg[0] == '\0')
         snprintf(e.msg, sizeof(e.msg), "the %s backend lacks this step",
                  h->net_ops->name);
-    return rc == PD_BACKEND_OK ? MPI_SUCCESS
-                               : pd_hier_shm_failed(rc, comm, what, &e, fail);
+    return rc == PD_BACKEND_OK
+               ? MPI_SUCCESS
+               : pd_coll_step_failed(&x, args->tag, rc, what, &e, fail);
 }
 
 bool pd_hier_leads(const struct pd_hier *h)

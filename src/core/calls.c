@@ -181,16 +181,92 @@ static void pd_calls_where(const char *value, size_t vlen, char *buf,
              where < value + vlen ? where : "", ms > 0 ? ms / 1000.0 : 0.0);
 }
 
+/* Rank r of comm's entry in the store (free it), or NULL: rc as
+ * pd_store_get's, -1 where there is nothing to ask. */
+static char *pd_calls_entry(struct ompi_communicator_t *comm, int r,
+                            int timeout_ms, size_t *vlen, int *rc)
+{
+    char key[64], err[256];
+    snprintf(key, sizeof(key), "pdmpi/last/%d", pd_comm_world_rank(comm, r));
+    void *value = NULL;
+    *vlen = 0;
+    *rc = timeout_ms > 0 ? pd_store_get(pd_rt.store, key, &value, vlen,
+                                        timeout_ms, err, sizeof(err))
+                         : -1;
+    if (*rc == 0 && (*vlen == 0 || ((char *)value)[*vlen - 1] != '\0')) {
+        free(value);
+        *rc = -1;                   /* not an entry this library wrote */
+    }
+    return *rc == 0 ? value : NULL;
+}
+
+static bool pd_calls_publishing(void)
+{
+    pthread_mutex_lock(&pd_pub.lock);
+    bool publishing = pd_pub.store != NULL;
+    pthread_mutex_unlock(&pd_pub.lock);
+    return publishing;
+}
+
+void pd_calls_where_rank(struct ompi_communicator_t *comm, int r, char *buf,
+                         size_t len)
+{
+    buf[0] = '\0';
+    if (!pd_calls_publishing())
+        return;
+    size_t vlen;
+    int rc;
+    char *value = pd_calls_entry(comm, r, 200, &vlen, &rc);
+    if (value == NULL)
+        return;
+    char where[160] = "";
+    pd_calls_where(value, vlen, where, sizeof(where));
+    /* where: " on vm, pid 812, recorded 2.4 s ago" */
+    const char *at = strstr(where, ", recorded");
+    if (at != NULL && where[0] == ' ')
+        snprintf(buf, len, " (%.*s)", (int)(at - where - 1), where + 1);
+    free(value);
+}
+
+int pd_calls_silent_rank(struct ompi_communicator_t *comm, uint32_t tag,
+                         const int *ranks, int n, int window_ms)
+{
+    if (pd_rt.store == NULL)
+        return -1;
+    char key[PD_COMM_ID_LEN + 64], err[256];
+    const char *prefix = "pdmpi/answer";
+    snprintf(key, sizeof(key), "%s/%s/%u/%d", prefix, comm->state->id, tag,
+             comm->rank);
+    if (pd_store_set(pd_rt.store, key, "1", 1, err, sizeof(err)) != 0)
+        return -1;
+    int64_t deadline = pd_net_now_ms() + window_ms;
+    for (int i = 0; i < n; i++) {
+        int r = ranks != NULL ? ranks[i] : i;
+        if (r == comm->rank)
+            continue;
+        snprintf(key, sizeof(key), "%s/%s/%u/%d", prefix, comm->state->id,
+                 tag, r);
+        int64_t left = deadline - pd_net_now_ms();
+        void *value = NULL;
+        size_t vlen;
+        int rc = pd_store_get(pd_rt.store, key, &value, &vlen,
+                              left > 1 ? (int)left : 1, err, sizeof(err));
+        free(value);
+        if (rc == -2)
+            return r;
+        if (rc != 0)
+            return -1;              /* the store did not answer */
+    }
+    return -1;
+}
+
 void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
                           size_t len)
 {
     size_t n = strlen(buf);
-    pthread_mutex_lock(&pd_pub.lock);
-    bool publishing = pd_pub.store != NULL;
-    pthread_mutex_unlock(&pd_pub.lock);
-    if (!publishing || n + 32 >= len)
+    if (!pd_calls_publishing() || n + 32 >= len)
         return;
-    char mine[256], key[64], err[256];
+    char mine[256];
     pd_last_call_text(mine, sizeof(mine));
     n += (size_t)snprintf(buf + n, len - n, "; last calls of the other ranks:");
     int64_t deadline = pd_net_now_ms() + 2000;
@@ -198,19 +274,15 @@ void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
     for (int r = 0; r < comm->size && n < len; r++) {
         if (r == comm->rank)
             continue;
-        int world_rank = pd_comm_world_rank(comm, r);
-        snprintf(key, sizeof(key), "pdmpi/last/%d", world_rank);
-        void *value = NULL;
-        size_t vlen = 0;
+        size_t vlen;
+        int rc;
         int64_t left = deadline - pd_net_now_ms();
-        int rc = left > 0 ? pd_store_get(pd_rt.store, key, &value, &vlen,
-                                         left > 200 ? 200 : (int)left, err,
-                                         sizeof(err))
-                          : -1;
+        char *value = pd_calls_entry(comm, r, left > 200 ? 200 : (int)left,
+                                     &vlen, &rc);
         const char *text = rc == -2 ? "unknown (nothing in the store)"
                                     : "unknown (the store did not answer)";
         char age[160] = "";
-        if (rc == 0 && vlen > 0 && ((char *)value)[vlen - 1] == '\0') {
+        if (value != NULL) {
             text = value;
             pd_calls_where(text, vlen, age, sizeof(age));
         }

@@ -28,4 +28,18 @@ void pd_calls_stop_publisher(void);
 void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
                           size_t len);
 
+/* " (on vm, pid 812)" for rank r of comm into buf, from its entry in the
+ * store (asked for at most 200 ms); "" where there is none. */
+void pd_calls_where_rank(struct ompi_communicator_t *comm, int r, char *buf,
+                         size_t len);
+
+/* After a step of comm with tag timed out on ranks (n of comm's ranks;
+ * NULL: all of them) where no transport could say which rank it waited
+ * for: every rank whose step timed out says so in the store and waits up
+ * to window_ms for the others to say it too. The first rank that does
+ * not (stopped, or not in the step), or -1 (every one did, or there is
+ * no store to ask). */
+int pd_calls_silent_rank(struct ompi_communicator_t *comm, uint32_t tag,
+                         const int *ranks, int n, int window_ms);
+
 #endif

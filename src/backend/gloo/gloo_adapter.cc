@@ -415,11 +415,8 @@ static int pd_gloo_exchange(pd_backend_comm* comm, const pd_p2p_op* ops,
     exchange_on(comm, kExchangeSlotPrefix, ops, n, tag);
     return PD_BACKEND_OK;
   } catch (const PeerFailure& e) {
-    /* Exchanges run on a communicator's own context: its ranks. */
-    return fail(err, "exchange",
-                std::runtime_error(std::string(e.what()) +
-                                   " (with rank " +
-                                   std::to_string(e.peer) + ")"));
+    err->peer = e.peer;
+    return fail(err, "exchange", e);
   } catch (const std::exception& e) {
     return fail(err, "exchange", e);
   }
