@@ -126,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 require(memchr(f.value, '\0', h.vallen) == NULL);
             break;
         case PD_STORE_OP_GET:
+        case PD_STORE_OP_ALIVE:     /* both carry one i32 (id, rank) */
             require(h.vallen == 4);
             sink += pd_store_get_u32(f.value);
             break;
