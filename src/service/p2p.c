@@ -7,6 +7,7 @@
 #include "service/p2p.h"
 #include "service/progress.h"
 #include "core/runtime.h"
+#include "route/route.h"
 
 /* A message that arrived before a receive matched it. */
 struct pd_message {
@@ -37,6 +38,11 @@ struct pd_p2p {
     char broken_why[512];
     struct ompi_communicator_t *comm;
 };
+
+static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
+                            size_t bytes, int dst, int tag,
+                            MPI_Request *request, const char *call,
+                            struct pd_fail *fail);
 
 static bool pd_matches(int want_src, int want_tag, int src, int tag)
 {
@@ -258,9 +264,89 @@ static int pd_done_request(struct ompi_communicator_t *comm, const char *call,
     return MPI_SUCCESS;
 }
 
+/* ---- device memory, staged through the host ---------------------------- */
+
+/* The runtime that owns buf when it is device memory (CUDA, XPU), which
+ * the host must not read or write; else NULL. */
+static struct pd_dccl *pd_p2p_device_runtime(const void *buf, size_t bytes)
+{
+    struct pd_dccl *rt = pd_route_runtime();
+    int device;
+    if (rt == NULL || buf == NULL || bytes == 0 ||
+        rt->b->memory_kind(buf, &device) != PD_MEM_DEVICE)
+        return NULL;
+    return rt;
+}
+
+/* A host copy of bytes of device memory at buf, in *host (free with
+ * rt->b->host_free). */
+static int pd_p2p_stage_send(struct pd_dccl *rt, const void *buf,
+                             size_t bytes, void **host, struct pd_fail *fail)
+{
+    char err[256];
+    *host = rt->b->host_alloc(bytes);
+    if (*host == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of host memory staging a "
+                    "%zu-byte send from %s memory", bytes, rt->b->memory);
+        return fail->errclass;
+    }
+    if (rt->b->copy(*host, buf, bytes, err, sizeof(err)) != 0) {
+        rt->b->host_free(*host);
+        *host = NULL;
+        pd_fail_set(fail, MPI_ERR_OTHER, "staging a send from %s memory: "
+                    "%s", rt->b->memory, err);
+        return fail->errclass;
+    }
+    return MPI_SUCCESS;
+}
+
+/* A receive into device memory: what arrived in the host buffer goes to
+ * the device (deliver), then the host buffer is freed. */
+static int pd_p2p_unstage(struct pd_request_state *st, bool deliver,
+                          struct pd_fail *fail)
+{
+    struct pd_dccl *rt = pd_route_runtime();
+    size_t bytes = st->has_status ? st->status._ucount : 0;
+    char err[256];
+    int rc = MPI_SUCCESS;
+    if (deliver && bytes > 0 &&
+        rt->b->copy(st->stage_device, st->stage_host, bytes, err,
+                    sizeof(err)) != 0) {
+        pd_fail_set(fail, MPI_ERR_OTHER, "copying a received message to "
+                    "%s memory: %s", rt->b->memory, err);
+        rc = fail->errclass;
+    }
+    free(st->stage_host);
+    st->stage_host = NULL;
+    st->unstage = NULL;
+    return rc;
+}
+
 int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
                 size_t bytes, int dst, int tag, MPI_Request *request,
                 const char *call, struct pd_fail *fail)
+{
+    struct pd_dccl *rt = pd_p2p_device_runtime(buf, bytes);
+    if (rt == NULL)
+        return pd_p2p_send_host(comm, buf, bytes, dst, tag, request, call,
+                                fail);
+    /* Sent from a host copy, complete before this returns: the peer's
+     * receiving thread takes every message as it comes, so waiting here
+     * cannot deadlock, and the copy is ours to free. */
+    void *host;
+    if (pd_p2p_stage_send(rt, buf, bytes, &host, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    int rc = pd_p2p_send_host(comm, host, bytes, dst, tag, NULL, call, fail);
+    rt->b->host_free(host);
+    if (rc != MPI_SUCCESS || request == NULL)
+        return rc;
+    return pd_done_request(comm, call, request, fail);
+}
+
+static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
+                            size_t bytes, int dst, int tag,
+                            MPI_Request *request, const char *call,
+                            struct pd_fail *fail)
 {
     struct pd_p2p *p = pd_p2p_get(comm, fail);
     if (p == NULL)
@@ -319,6 +405,24 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
         free(posted);
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
+    }
+    /* Device memory: the message lands in host memory, and goes to the
+     * device in the user's thread when the request is finished. */
+    if (pd_p2p_device_runtime(buf, capacity) != NULL) {
+        void *host = malloc(capacity);
+        if (host == NULL) {
+            free(posted);
+            pd_request_complete(req->state);
+            *request = req;
+            pd_request_release(request);
+            pd_fail_set(fail, MPI_ERR_NO_MEM, "out of host memory staging "
+                        "a %zu-byte receive into device memory", capacity);
+            return fail->errclass;
+        }
+        req->state->stage_host = host;
+        req->state->stage_device = buf;
+        req->state->unstage = pd_p2p_unstage;
+        buf = host;
     }
     *posted = (struct pd_posted){ src, tag, buf, capacity, req, NULL };
     req->state->watch = src == comm->rank ? NULL : pd_watch_receive;

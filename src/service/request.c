@@ -26,6 +26,8 @@ struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
 
 static void pd_request_state_free(struct pd_request_state *st)
 {
+    if (st->unstage != NULL)
+        st->unstage(st, false, NULL);
     pthread_cond_destroy(&st->done_cond);
     pthread_mutex_destroy(&st->lock);
     free(st);
@@ -99,6 +101,8 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
 {
     struct ompi_request_t *req = *handle;
     struct pd_request_state *st = req->state;
+    if (st->unstage != NULL && st->fail.errclass == MPI_SUCCESS)
+        st->unstage(st, true, &st->fail);
     *fail = st->fail;
     int errclass = st->fail.errclass;
     pd_status_set_empty(status, errclass);

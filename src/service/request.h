@@ -27,6 +27,12 @@ struct pd_request_state {
      * (a peer that died, PDMPI_TIMEOUT); may complete the request. */
     void (*watch)(struct ompi_request_t *req, int64_t waiting_since_ms);
     bool has_status;
+    /* A receive into device memory lands in stage_host first; the user's
+     * thread copies it to stage_device when it finishes the request. */
+    void *stage_host;
+    void *stage_device;
+    int (*unstage)(struct pd_request_state *st, bool deliver,
+                   struct pd_fail *fail);
     struct pd_request_state *next;  /* progress queue link */
 };
 
