@@ -2,8 +2,10 @@
 # Device-memory collectives and PaddlePaddle's backend semantics, on this
 # GPU-less machine: the BKCL binding runs against test doubles of libbkcl
 # and the XPU runtime (tests/bkcl_double), so unique-id exchange through
-# the store, datatype/op mapping, routing and staging run for real; NCCL
-# is checked for its refusal where there is no GPU.
+# the store, datatype/op mapping, routing and staging run for real; so
+# does the NCCL binding, against doubles of libnccl and the CUDA runtime
+# (tests/nccl_double) whose device memory faults when the host touches it;
+# and the real NCCL is checked for its refusal where there is no GPU.
 . "$top_srcdir/tests/lib.sh"
 pd_tmpdir
 
@@ -78,6 +80,54 @@ refuses "a device id that is not a number" \
 refuses "two ranks on one XPU (PDMPI_DEVICE=0 on both)" \
     "ranks 0 and 1 of MPI_COMM_WORLD are on the same host and both on XPU device 0" \
     env PDMPI_DEVICE=0 "$PDMPIRUN" -np 2 --backend bkcl "$device_check"
+
+# CUDA: the NCCL binding against the doubles of libnccl and the CUDA
+# runtime (tests/nccl_double), whose device memory faults when the host
+# touches it; built where the toolkit's headers are.
+cuda_doubles="$top_builddir/tests/nccl_double/.libs"
+cuda_check="$top_builddir/tests/cuda_check"
+if [ -x "$cuda_check" ] && [ -f "$cuda_doubles/libnccl.so" ]; then
+    cuda_env="PDMPI_NCCL_LIB=$cuda_doubles/libnccl.so PDMPI_CUDART_LIB=$cuda_doubles/libcudart.so"
+    bounded="timeout -k 10 $PD_TEST_TIMEOUT"
+    for np in $PD_SIZES; do
+        check_tap "np $np: CUDA buffers go to NCCL (double), the rest is staged" \
+            env $cuda_env PDMPI_BACKEND=nccl $bounded "$PDMPIRUN" -np "$np" \
+            "$cuda_check" routed
+    done
+    check_tap "np 3, --backend gloo: CUDA buffers are staged, NCCL untouched" \
+        env $cuda_env $bounded "$PDMPIRUN" -np 3 --backend gloo "$cuda_check" staged
+    check_tap "np 2, PDMPI_DEVICE_FALLBACK=error: a call NCCL cannot take fails" \
+        env $cuda_env PDMPI_BACKEND=nccl PDMPI_DEVICE_FALLBACK=error \
+        $bounded "$PDMPIRUN" -np 2 "$cuda_check" refused
+    check_tap "np 2, pdmpirun --devices 1,0: one CUDA device per rank" \
+        env $cuda_env $bounded "$PDMPIRUN" -np 2 --backend nccl --devices 1,0 \
+        "$cuda_check" routed
+    # (without the XPU doubles, which auto would take next)
+    env -u PDMPI_BKCL_LIB -u PDMPI_XPURT_LIB $cuda_env PDMPI_DEBUG=info \
+        $bounded "$PDMPIRUN" -np 2 "$cuda_check" routed \
+        > "$PD_TMP/cuda_auto" 2>&1
+    check "auto chooses NCCL when a CUDA device per rank is there" \
+        grep -q "policy auto (auto chose nccl)" "$PD_TMP/cuda_auto"
+    env -u PDMPI_BKCL_LIB -u PDMPI_XPURT_LIB $cuda_env CUDA_DOUBLE_DEVICES=1 \
+        PDMPI_DEBUG=info $bounded "$PDMPIRUN" -np 2 \
+        "$cuda_check" staged > "$PD_TMP/cuda_auto1" 2>&1
+    check "auto with 1 CUDA device for 2 ranks falls back to gloo and says why" \
+        sh -c "grep -q 'nccl not usable: 2 local ranks share 1 CUDA device' '$PD_TMP/cuda_auto1' &&
+               grep -q 'CUDA memory -> staged through host memory to gloo' '$PD_TMP/cuda_auto1' &&
+               grep -q '^1\.\.' '$PD_TMP/cuda_auto1'"
+    refuses "--backend nccl with 1 CUDA device for 2 ranks" \
+        "backend nccl requested but 2 local ranks share 1 CUDA device" \
+        env $cuda_env CUDA_DOUBLE_DEVICES=1 $bounded "$PDMPIRUN" -np 2 --backend nccl \
+        "$cuda_check"
+    refuses "two ranks on one CUDA device (PDMPI_DEVICE=0 on both)" \
+        "ranks 0 and 1 of MPI_COMM_WORLD are on the same host and both on CUDA device 0" \
+        env $cuda_env PDMPI_DEVICE=0 $bounded "$PDMPIRUN" -np 2 --backend nccl \
+        "$cuda_check"
+    check "no NCCL double segment left in /dev/shm" \
+        sh -c "! ls /dev/shm 2>/dev/null | grep -i nccl_double"
+else
+    echo "# SKIP the CUDA runtime and NCCL doubles: not built (no CUDA or NCCL headers at configure time)"
+fi
 
 # No device library is a link dependency of the library.
 lib="$top_builddir/.libs/libpdmpi.so"

@@ -1,0 +1,560 @@
+/*
+ * CUDA-memory collectives and point-to-point against the CUDA runtime and
+ * NCCL test doubles (tests/nccl_double): every call on memory from the
+ * double's cudaMalloc, which the host cannot touch (the double hands out
+ * PROT_NONE addresses), so every input goes in and every result comes
+ * out by cudaMemcpy, and any path in pdmpi that reads device memory on the
+ * host crashes this program. Results are checked against answers computed
+ * here; which way each call went is read from the NCCL double's call
+ * counters.
+ *
+ *   cuda_check [routed|staged|refused]
+ *     routed  (default) the policy is nccl: supported calls reach NCCL
+ *     staged  the policy is gloo: nothing reaches NCCL, results still right
+ *     refused PDMPI_DEVICE_FALLBACK=error: a call NCCL cannot take fails
+ *
+ * Output is TAP; exit 0 when every check passes.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <cuda_runtime_api.h>
+
+#include "pdmpi.h"
+#include "tap_harness.h"
+
+static int rank, size;
+static long (*nccl_calls)(const char *name);
+
+__attribute__((format(printf, 2, 3)))
+static void tap_check(bool passed, const char *fmt, ...)
+{
+    char description[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(description, sizeof(description), fmt, ap);
+    va_end(ap);
+    struct verdict v = { "" };
+    if (!passed)
+        fail(&v, "wrong result or route");
+    report(&v, "%s", description);
+}
+
+static long calls(const char *name)
+{
+    return nccl_calls != NULL ? nccl_calls(name) : -1;
+}
+
+static void *dev_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess || p == NULL) {
+        fprintf(stderr, "cuda_check: cudaMalloc(%zu) failed\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    return p;
+}
+
+static void to_dev(void *dev, const void *host, size_t bytes)
+{
+    if (bytes && cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice) !=
+                     cudaSuccess)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+static void from_dev(void *host, const void *dev, size_t bytes)
+{
+    if (bytes && cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost) !=
+                     cudaSuccess)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+/* ---- element kinds, with host conversions ---- */
+
+enum kind { K_I8, K_U8, K_INT, K_UNSIGNED, K_LONG, K_ULONG, K_HALF, K_FLOAT,
+            K_DOUBLE, K_BF16, K_COUNT };
+static const struct {
+    const char *name;
+    size_t bytes;
+} kinds[K_COUNT] = {
+    { "MPI_INT8_T", 1 }, { "MPI_UINT8_T", 1 }, { "MPI_INT", 4 },
+    { "MPI_UNSIGNED", 4 }, { "MPI_LONG", 8 }, { "MPI_UNSIGNED_LONG", 8 },
+    { "MPIX_C_FLOAT16", 2 }, { "MPI_FLOAT", 4 }, { "MPI_DOUBLE", 8 },
+    { "MPIX_BFLOAT16", 2 },
+};
+
+static MPI_Datatype mpi_type(enum kind k)
+{
+    switch (k) {
+    case K_I8: return MPI_INT8_T;
+    case K_U8: return MPI_UINT8_T;
+    case K_INT: return MPI_INT;
+    case K_UNSIGNED: return MPI_UNSIGNED;
+    case K_LONG: return MPI_LONG;
+    case K_ULONG: return MPI_UNSIGNED_LONG;
+    case K_HALF: return MPIX_C_FLOAT16;
+    case K_FLOAT: return MPI_FLOAT;
+    case K_DOUBLE: return MPI_DOUBLE;
+    default: return MPIX_BFLOAT16;
+    }
+}
+
+static bool is_float(enum kind k)
+{
+    return k == K_HALF || k == K_FLOAT || k == K_DOUBLE || k == K_BF16;
+}
+
+/* Small integers: exact in every kind, their sums and small products too. */
+static double input(int r, size_t i)
+{
+    return (double)((r + 1) * (int)(i % 7 + 1) % 5 + 1);
+}
+
+static uint16_t to_half(double v)
+{
+    /* Exact for the small values used here (|v| < 2048, integers or
+     * halves of them). */
+    float f = (float)v;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff;
+    if (exp == 0)
+        return (uint16_t)sign;
+    return (uint16_t)(sign | ((exp - 127 + 15) << 10) | ((x & 0x7fffff) >> 13));
+}
+
+static double from_half(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f;
+    uint32_t x = exp == 0 ? sign
+                          : sign | ((exp - 15 + 127) << 23) |
+                                ((uint32_t)(h & 0x3ff) << 13);
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static void put(void *buf, enum kind k, size_t i, double v)
+{
+    switch (k) {
+    case K_I8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case K_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case K_INT: ((int *)buf)[i] = (int)v; break;
+    case K_UNSIGNED: ((unsigned *)buf)[i] = (unsigned)v; break;
+    case K_LONG: ((long *)buf)[i] = (long)v; break;
+    case K_ULONG: ((unsigned long *)buf)[i] = (unsigned long)v; break;
+    case K_HALF: ((uint16_t *)buf)[i] = to_half(v); break;
+    case K_FLOAT: ((float *)buf)[i] = (float)v; break;
+    case K_DOUBLE: ((double *)buf)[i] = v; break;
+    default: {
+        float f = (float)v;
+        uint32_t x;
+        memcpy(&x, &f, 4);
+        ((uint16_t *)buf)[i] = (uint16_t)(x >> 16);
+    }
+    }
+}
+
+static double get(const void *buf, enum kind k, size_t i)
+{
+    switch (k) {
+    case K_I8: return ((const int8_t *)buf)[i];
+    case K_U8: return ((const uint8_t *)buf)[i];
+    case K_INT: return ((const int *)buf)[i];
+    case K_UNSIGNED: return ((const unsigned *)buf)[i];
+    case K_LONG: return (double)((const long *)buf)[i];
+    case K_ULONG: return (double)((const unsigned long *)buf)[i];
+    case K_HALF: return from_half(((const uint16_t *)buf)[i]);
+    case K_FLOAT: return ((const float *)buf)[i];
+    case K_DOUBLE: return ((const double *)buf)[i];
+    default: {
+        uint32_t x = (uint32_t)((const uint16_t *)buf)[i] << 16;
+        float f;
+        memcpy(&f, &x, 4);
+        return f;
+    }
+    }
+}
+
+enum op { O_SUM, O_PROD, O_MAX, O_MIN, O_AVG, O_COUNT };
+static const char *const op_names[O_COUNT] = { "MPI_SUM", "MPI_PROD",
+                                               "MPI_MAX", "MPI_MIN",
+                                               "MPIX_OP_AVG" };
+
+static MPI_Op mpi_op(enum op o)
+{
+    switch (o) {
+    case O_SUM: return MPI_SUM;
+    case O_PROD: return MPI_PROD;
+    case O_MAX: return MPI_MAX;
+    case O_MIN: return MPI_MIN;
+    default: return MPIX_OP_AVG;
+    }
+}
+
+/* The answer at index i; products only over the first few elements,
+ * where they stay small (the caller limits the count). */
+static double fold(enum op o, enum kind k, size_t i)
+{
+    double acc = input(0, i);
+    for (int r = 1; r < size; r++) {
+        double v = input(r, i);
+        if (o == O_SUM || o == O_AVG) acc += v;
+        else if (o == O_PROD) acc *= v;
+        else if (o == O_MAX) acc = v > acc ? v : acc;
+        else acc = v < acc ? v : acc;
+    }
+    if (o == O_AVG)
+        acc = is_float(k) ? acc / size : (double)((long)acc / size);
+    return acc;
+}
+
+static bool close_enough(double got, double want, enum kind k)
+{
+    if (!is_float(k))
+        return got == want;
+    double tol = k == K_HALF || k == K_BF16 ? 1e-2 : 1e-6;
+    return fabs(got - want) <= tol * fabs(want) + 1e-9;
+}
+
+static bool check_reduce_one(enum kind k, enum op o, size_t n, bool in_place)
+{
+    size_t eb = kinds[k].bytes;
+    char *host = malloc(n * eb + 1);
+    void *send = dev_alloc(n * eb), *recv = dev_alloc(n * eb);
+    for (size_t i = 0; i < n; i++)
+        put(host, k, i, input(rank, i));
+    to_dev(in_place ? recv : send, host, n * eb);
+    int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, (int)n,
+                           mpi_type(k), mpi_op(o), MPI_COMM_WORLD);
+    memset(host, 0, n * eb);
+    from_dev(host, recv, n * eb);
+    bool good = rc == MPI_SUCCESS;
+    for (size_t i = 0; i < n && good; i++)
+        good = close_enough(get(host, k, i), fold(o, k, i), k);
+    cudaFree(send);
+    cudaFree(recv);
+    free(host);
+    return good;
+}
+
+/* Every NCCL type x every op, in place or not, count 0, a prime count and
+ * (sum only) a multi-megabyte one. */
+static void check_allreduce_matrix(bool routed)
+{
+    long before = calls("ncclAllReduce");
+    int expected = 0;
+    for (int k = 0; k < K_COUNT; k++) {
+        for (int o = 0; o < O_COUNT; o++) {
+            size_t n = o == O_PROD ? 3 : 1009;
+            bool good = check_reduce_one((enum kind)k, (enum op)o, n, o % 2);
+            tap_check(good, "allreduce %s %s count=%zu%s on CUDA memory",
+                      kinds[k].name, op_names[o], n, o % 2 ? " in place" : "");
+            expected++;
+        }
+    }
+    bool good = check_reduce_one(K_FLOAT, O_SUM, 3u << 20, false);
+    tap_check(good, "allreduce MPI_FLOAT MPI_SUM count=%u (12 MiB)", 3u << 20);
+    expected++;
+    good = check_reduce_one(K_INT, O_SUM, 0, false);
+    tap_check(good, "allreduce MPI_INT count=0");
+    long routed_calls = calls("ncclAllReduce") - before;
+    tap_check(routed ? routed_calls == expected : routed_calls == 0,
+              "%ld of %d allreduces reached NCCL (%s)", routed_calls,
+              expected, routed ? "all expected" : "none expected");
+}
+
+static void check_moves(size_t n)
+{
+    int root = size - 1;
+    size_t all = n * (size_t)size;
+    int *h = malloc(all * sizeof(int) + 1);
+    int *buf = dev_alloc(n * sizeof(int)), *gathered = dev_alloc(all * sizeof(int));
+
+    for (size_t i = 0; i < n; i++)
+        h[i] = rank == root ? (int)(i % 1000) : -1;
+    to_dev(buf, h, n * sizeof(int));
+    MPI_Bcast(buf, (int)n, MPI_INT, root, MPI_COMM_WORLD);
+    from_dev(h, buf, n * sizeof(int));
+    bool good = true;
+    for (size_t i = 0; i < n && good; i++)
+        good = h[i] == (int)(i % 1000);
+    tap_check(good, "bcast MPI_INT count=%zu from rank %d", n, root);
+
+    for (size_t i = 0; i < n; i++)
+        h[i] = rank * 100000 + (int)(i % 1000);
+    to_dev(buf, h, n * sizeof(int));
+    MPI_Allgather(buf, (int)n, MPI_INT, gathered, (int)n, MPI_INT,
+                  MPI_COMM_WORLD);
+    from_dev(h, gathered, all * sizeof(int));
+    good = true;
+    for (int r = 0; r < size && good; r++)
+        for (size_t i = 0; i < n && good; i++)
+            good = h[(size_t)r * n + i] == r * 100000 + (int)(i % 1000);
+    tap_check(good, "allgather MPI_INT count=%zu", n);
+
+    /* reduce_scatter_block: rank r keeps the sum of block r */
+    for (size_t i = 0; i < all; i++)
+        h[i] = (int)input(rank, i);
+    to_dev(gathered, h, all * sizeof(int));
+    MPI_Reduce_scatter_block(gathered, buf, (int)n, MPI_INT, MPI_SUM,
+                             MPI_COMM_WORLD);
+    from_dev(h, buf, n * sizeof(int));
+    good = true;
+    for (size_t i = 0; i < n && good; i++)
+        good = h[i] == (int)fold(O_SUM, K_INT, (size_t)rank * n + i);
+    tap_check(good, "reduce_scatter_block MPI_INT count=%zu", n);
+
+    /* reduce to rank 0 */
+    for (size_t i = 0; i < n; i++)
+        h[i] = (int)input(rank, i);
+    to_dev(buf, h, n * sizeof(int));
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : buf, rank == 0 ? buf : NULL,
+               (int)n, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    from_dev(h, buf, n * sizeof(int));
+    good = true;
+    for (size_t i = 0; rank == 0 && i < n && good; i++)
+        good = h[i] == (int)fold(O_MAX, K_INT, i);
+    tap_check(good, "reduce MPI_INT MPI_MAX count=%zu to rank 0, in place", n);
+
+    /* alltoall through grouped send/receive */
+    int *out = dev_alloc(all * sizeof(int));
+    for (size_t i = 0; i < all; i++)
+        h[i] = rank * 1000000 + (int)i;
+    to_dev(gathered, h, all * sizeof(int));
+    MPI_Alltoall(gathered, (int)n, MPI_INT, out, (int)n, MPI_INT,
+                 MPI_COMM_WORLD);
+    from_dev(h, out, all * sizeof(int));
+    good = true;
+    for (int r = 0; r < size && good; r++)
+        for (size_t i = 0; i < n && good; i++)
+            good = h[(size_t)r * n + i] ==
+                   r * 1000000 + (int)((size_t)rank * n + i);
+    tap_check(good, "alltoall MPI_INT count=%zu", n);
+
+    /* allgatherv: rank r gives r + 1 elements */
+    int *counts = malloc(2 * (size_t)size * sizeof(int)), *displs = counts + size;
+    size_t total = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = r + 1;
+        displs[r] = (int)total;
+        total += (size_t)r + 1;
+    }
+    int mine[64], *vin = dev_alloc(sizeof(mine)), *vout = dev_alloc(total * sizeof(int));
+    int *vall = malloc(total * sizeof(int));
+    for (int i = 0; i <= rank; i++)
+        mine[i] = rank * 10 + i;
+    to_dev(vin, mine, (size_t)(rank + 1) * sizeof(int));
+    MPI_Allgatherv(vin, rank + 1, MPI_INT, vout, counts, displs, MPI_INT,
+                   MPI_COMM_WORLD);
+    from_dev(vall, vout, total * sizeof(int));
+    good = true;
+    for (int r = 0; r < size && good; r++)
+        for (int i = 0; i <= r && good; i++)
+            good = vall[displs[r] + i] == r * 10 + i;
+    tap_check(good, "allgatherv MPI_INT (rank r gives r + 1)");
+    free(counts);
+    free(vall);
+    cudaFree(vin);
+    cudaFree(vout);
+
+    cudaFree(buf);
+    cudaFree(gathered);
+    cudaFree(out);
+    free(h);
+}
+
+static void check_nonblocking(void)
+{
+    size_t n = 4099;
+    float *h = malloc(n * sizeof(float));
+    float *d = dev_alloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)input(rank, i);
+    to_dev(d, h, n * sizeof(float));
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, d, (int)n, MPI_FLOAT, MPI_SUM,
+                   MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    from_dev(h, d, n * sizeof(float));
+    bool good = true;
+    for (size_t i = 0; i < n && good; i++)
+        good = h[i] == (float)fold(O_SUM, K_FLOAT, i);
+    tap_check(good, "Iallreduce + Wait on CUDA memory, count=%zu", n);
+    cudaFree(d);
+    free(h);
+}
+
+/* Point to point with CUDA buffers: a ring, blocking and not. */
+static void check_p2p(void)
+{
+    size_t n = 70001;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int *h = malloc(n * sizeof(int));
+    int *s = dev_alloc(n * sizeof(int)), *r = dev_alloc(n * sizeof(int));
+    for (size_t i = 0; i < n; i++)
+        h[i] = rank * 7 + (int)(i % 100);
+    to_dev(s, h, n * sizeof(int));
+    MPI_Sendrecv(s, (int)n, MPI_INT, right, 5, r, (int)n, MPI_INT, left, 5,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    from_dev(h, r, n * sizeof(int));
+    bool good = true;
+    for (size_t i = 0; i < n && good; i++)
+        good = h[i] == left * 7 + (int)(i % 100);
+    tap_check(good, "Sendrecv of %zu MPI_INT in a ring, CUDA buffers", n);
+
+    MPI_Request reqs[2];
+    MPI_Irecv(r, (int)n, MPI_INT, right, 6, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Isend(s, (int)n, MPI_INT, left, 6, MPI_COMM_WORLD, &reqs[1]);
+    MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+    from_dev(h, r, n * sizeof(int));
+    good = true;
+    for (size_t i = 0; i < n && good; i++)
+        good = h[i] == right * 7 + (int)(i % 100);
+    tap_check(good, "Isend/Irecv the other way round, CUDA buffers");
+
+    if (size > 1) {
+        if (rank == 0)
+            MPI_Send(s, 3, MPI_INT, 1, 9, MPI_COMM_WORLD);
+        else if (rank == 1)
+            MPI_Recv(r, 3, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank == 1)
+            from_dev(h, r, 3 * sizeof(int));
+        good = rank != 1 || (h[0] == 0 && h[2] == 2);
+    } else {
+        good = true;
+    }
+    tap_check(good, "Send/Recv from rank 0 to rank 1, CUDA buffers");
+    cudaFree(s);
+    cudaFree(r);
+    free(h);
+}
+
+/* What NCCL cannot take still gives right answers, staged. */
+static void check_staged_cases(void)
+{
+    struct { double v; int i; } pair[1] = { { 0, 0 } }, back[1];
+    void *d = dev_alloc(sizeof(pair));
+    memset(pair, 0, sizeof(pair));
+    pair[0].v = rank % 2 ? rank : -rank;
+    pair[0].i = rank;
+    to_dev(d, pair, sizeof(pair));
+    long before = calls("ncclAllReduce");
+    MPI_Allreduce(MPI_IN_PLACE, d, 1, MPI_DOUBLE_INT, MPI_MAXLOC,
+                  MPI_COMM_WORLD);
+    from_dev(back, d, sizeof(back));
+    int best = 0;
+    for (int r = 1; r < size; r++)
+        if ((r % 2 ? r : -r) > (best % 2 ? best : -best))
+            best = r;
+    tap_check(back[0].i == best && calls("ncclAllReduce") == before,
+              "MAXLOC on CUDA memory is staged (winner %d, NCCL untouched)",
+              back[0].i);
+    cudaFree(d);
+
+    int host_in = rank + 1, out = 0, *dev_out = dev_alloc(sizeof(int));
+    MPI_Allreduce(&host_in, dev_out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    from_dev(&out, dev_out, sizeof(int));
+    tap_check(out == size * (size + 1) / 2,
+              "host input, CUDA output: staged, right sum");
+    cudaFree(dev_out);
+
+    /* Managed memory: the host may touch it; it takes the host path. */
+    int *m = NULL;
+    cudaMallocManaged((void **)&m, 4 * sizeof(int), cudaMemAttachGlobal);
+    for (int i = 0; i < 4; i++)
+        m[i] = rank + i;
+    before = calls("ncclAllReduce");
+    MPI_Allreduce(MPI_IN_PLACE, m, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    tap_check(m[3] == size * (size - 1) / 2 + 3 * size,
+              "managed memory: right sum (%ld NCCL calls)",
+              calls("ncclAllReduce") - before);
+    cudaFree(m);
+}
+
+/* Communicators that come and go create and destroy NCCL communicators. */
+static void check_comm_cycle(bool routed)
+{
+    long inits = calls("ncclCommInitRank"), gone = calls("ncclCommDestroy");
+    for (int round = 0; round < 3; round++) {
+        MPI_Comm half, dup;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Comm_dup(half, &dup);
+        int hs;
+        MPI_Comm_size(dup, &hs);
+        int one = 1, *d = dev_alloc(sizeof(int)), got = 0;
+        to_dev(d, &one, sizeof(int));
+        MPI_Allreduce(MPI_IN_PLACE, d, 1, MPI_INT, MPI_SUM, dup);
+        from_dev(&got, d, sizeof(int));
+        tap_check(got == hs, "round %d: allreduce on a split's dup (%d ranks)",
+                  round, hs);
+        cudaFree(d);
+        MPI_Comm_free(&dup);
+        MPI_Comm_free(&half);
+    }
+    long made = calls("ncclCommInitRank") - inits;
+    long freed = calls("ncclCommDestroy") - gone;
+    tap_check(!routed || (made > 0 && made == freed),
+              "%ld NCCL communicators made and %ld destroyed by 3 split/dup/"
+              "free rounds", made, freed);
+}
+
+static void run_refused(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int host_in = 1, *dev_out = dev_alloc(sizeof(int));
+    int rc = MPI_Allreduce(&host_in, dev_out, 1, MPI_INT, MPI_SUM,
+                           MPI_COMM_WORLD);
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    tap_check(rc != MPI_SUCCESS, "mixed host/CUDA allreduce is refused "
+              "under PDMPI_DEVICE_FALLBACK=error (%s)", msg);
+    float one = 1.0f, got = 0;
+    float *f = dev_alloc(sizeof(float));
+    to_dev(f, &one, sizeof(float));
+    rc = MPI_Allreduce(MPI_IN_PLACE, f, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    from_dev(&got, f, sizeof(float));
+    tap_check(rc == MPI_SUCCESS && got == (float)size,
+              "a call NCCL takes still works afterwards");
+    cudaFree(f);
+    cudaFree(dev_out);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "routed";
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    world_rank = rank;
+    world_size = size;
+    const char *lib = getenv("PDMPI_NCCL_LIB");
+    void *handle = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (handle != NULL)
+        *(void **)&nccl_calls = dlsym(handle, "nccl_double_calls");
+    bool routed = strcmp(mode, "routed") == 0;
+    if (strcmp(mode, "refused") == 0) {
+        run_refused();
+    } else {
+        check_allreduce_matrix(routed);
+        check_moves(1);
+        check_moves(70001);
+        check_nonblocking();
+        check_p2p();
+        check_staged_cases();
+        check_comm_cycle(routed);
+    }
+    if (handle != NULL)
+        dlclose(handle);
+    int status = finish();
+    MPI_Finalize();
+    return status;
+}
