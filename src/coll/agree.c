@@ -29,6 +29,16 @@ static int pd_agree_trade(const struct pd_agree_ctx *x, uint32_t tag,
     return pd_coll_step_failed(x, tag, status, what, &e, fail);
 }
 
+/* Whether a rank of x's communicator on this host has ended (the
+ * failure is then named by pd_coll_backend_failed). */
+static bool pd_agree_rank_gone(const struct pd_agree_ctx *x)
+{
+    for (int r = 0; r < x->comm->size; r++)
+        if (pd_runtime_local_rank_gone(pd_comm_world_rank(x->comm, r)))
+            return true;
+    return false;
+}
+
 /* Ranks of a stalled step time out within moments of each other. */
 #define PD_ANSWER_WINDOW_MS 2000
 
@@ -43,7 +53,11 @@ int pd_coll_step_failed(const struct pd_agree_ctx *x, uint32_t tag,
         pd_calls_where_rank(x->comm, r, where, sizeof(where));
         snprintf(e->msg + n, sizeof(e->msg) - n,
                  "; it was waiting for rank %d%s", r, where);
-    } else if (status == PD_BACKEND_ERR_TIMEOUT && x->size > 1) {
+    } else if ((status == PD_BACKEND_ERR_TIMEOUT ||
+                (status == PD_BACKEND_ERR_IO && !pd_agree_rank_gone(x))) &&
+               x->size > 1) {
+        /* A lost connection with every rank of this host alive is often
+         * a peer's own timeout closing its pairs: find who stopped. */
         int window = pd_rt.config.timeout_ms < PD_ANSWER_WINDOW_MS
                          ? pd_rt.config.timeout_ms : PD_ANSWER_WINDOW_MS;
         int r = pd_calls_silent_rank(x->comm, tag, x->comm_rank_of, x->size,
@@ -51,8 +65,8 @@ int pd_coll_step_failed(const struct pd_agree_ctx *x, uint32_t tag,
         if (r >= 0) {
             pd_calls_where_rank(x->comm, r, where, sizeof(where));
             snprintf(e->msg + n, sizeof(e->msg) - n,
-                     "; rank %d%s did not answer within %.1f s after the "
-                     "timeout (it is stopped, or far behind)", r, where,
+                     "; rank %d%s did not answer within %.1f s after this "
+                     "failure (it is stopped, or far behind)", r, where,
                      window / 1000.0);
         }
     }
