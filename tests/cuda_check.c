@@ -12,11 +12,20 @@
  *     routed  (default) the policy is nccl: supported calls reach NCCL
  *     staged  the policy is gloo: nothing reaches NCCL, results still right
  *     refused PDMPI_DEVICE_FALLBACK=error: a call NCCL cannot take fails
+ *   cuda_check die R | skip R | loop
+ *     faults: every rank runs 200 allreduces of 1 Mi floats on CUDA memory;
+ *     rank R is killed 0.3 s in (die), or skips the third and goes to a
+ *     barrier (skip); loop only loops (with NCCL_DOUBLE_FAIL=R:N the
+ *     double fails rank R's Nth operation). The others must fail, and
+ *     the driver checks their message; exit 3 means nobody noticed.
  *
  * Output is TAP; exit 0 when every check passes.
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -528,12 +537,47 @@ static void run_refused(void)
     cudaFree(dev_out);
 }
 
+static void *kill_soon(void *arg)
+{
+    (void)arg;
+    usleep(300000);
+    raise(SIGKILL);
+    return NULL;
+}
+
+static int faults(const char *how, int who)
+{
+    size_t n = 1u << 20;
+    float *d = dev_alloc(n * sizeof(float));
+    if (strcmp(how, "die") == 0 && rank == who) {
+        pthread_t t;
+        pthread_create(&t, NULL, kill_soon, NULL);
+        pthread_detach(t);
+    }
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < 200 && rc == MPI_SUCCESS; i++) {
+        if (strcmp(how, "skip") == 0 && rank == who && i == 2)
+            rc = MPI_Barrier(MPI_COMM_WORLD);
+        else
+            rc = MPI_Allreduce(MPI_IN_PLACE, d, (int)n, MPI_FLOAT, MPI_SUM,
+                               MPI_COMM_WORLD);
+    }
+    cudaFree(d);
+    return rc == MPI_SUCCESS ? 3 : 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "routed";
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (strcmp(mode, "die") == 0 || strcmp(mode, "skip") == 0 ||
+        strcmp(mode, "loop") == 0) {
+        int rc = faults(mode, argc > 2 ? atoi(argv[2]) : 1);
+        MPI_Finalize();
+        return rc;
+    }
     world_rank = rank;
     world_size = size;
     const char *lib = getenv("PDMPI_NCCL_LIB");

@@ -7,6 +7,7 @@
 # (tests/nccl_double) whose device memory faults when the host touches it;
 # and the real NCCL is checked for its refusal where there is no GPU.
 . "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/launch_lib.sh"
 pd_tmpdir
 
 device_check="$top_builddir/tests/device_check"
@@ -123,6 +124,46 @@ if [ -x "$cuda_check" ] && [ -f "$cuda_doubles/libnccl.so" ]; then
         "ranks 0 and 1 of MPI_COMM_WORLD are on the same host and both on CUDA device 0" \
         env $cuda_env PDMPI_DEVICE=0 $bounded "$PDMPIRUN" -np 2 --backend nccl \
         "$cuda_check"
+    # Faults inside NCCL calls end like host faults: a rank of this host
+    # that dies is named within about a second (the waits watch the
+    # ranks' pids, then abort the NCCL communicator), a rank in another
+    # call at PDMPI_TIMEOUT with every rank's last call, an asynchronous
+    # NCCL error on the rank that sees it. The ranks run PaddlePaddle-
+    # style, so no launcher ends the others first.
+    # faulty NAME MAX PATTERN COMMAND...: with $fault_env exported too.
+    fault_env=
+    faulty() {
+        name=$1 max=$2 pattern=$3
+        shift 3
+        start=$(date +%s)
+        # paddle_run is a function of this shell: export in a subshell.
+        (export $cuda_env $fault_env PDMPI_BACKEND=nccl
+         PDMPI_TIMEOUT=${fault_timeout:-3}
+         export PDMPI_TIMEOUT
+         "$@") > "$PD_TMP/fault" 2>&1
+        rc=$?
+        took=$(($(date +%s) - start))
+        grep '^pdmpi:' "$PD_TMP/fault" | head -4 | cut -c1-400 | sed 's/^/# /'
+        check "$name: exit $rc in ${took}s (wanted non-zero within ${max}s)" \
+            sh -c "[ $rc -ne 0 ] && [ $took -le $max ]"
+        check "$name: the message names the call, communicator and cause" \
+            grep -Eq "$pattern" "$PD_TMP/fault"
+    }
+    for np in 2 3 4; do
+        fault_timeout=30    # well before it
+        faulty "np $np, NCCL: rank 1 killed inside a run of allreduces" 6 \
+            "rank [02-9]: MPI_Allreduce on MPI_COMM_WORLD: MPI_ERR_OTHER: allreduce via nccl on MPI_COMM_WORLD failed: the nccl operation cannot complete: a rank it waits for has ended; rank 1 \([^,]+, pid [0-9]+\) is gone" \
+            paddle_run master 127.0.0.1 "$np" "$cuda_check" die 1
+        fault_timeout=
+        faulty "np $np, NCCL: rank 1 skips an allreduce for a barrier" 15 \
+            "rank [02-9]: MPI_Allreduce on MPI_COMM_WORLD: .*via nccl .*did not complete within 3 s; last calls of the other ranks: .*rank 1: MPI_Barrier" \
+            paddle_run master 127.0.0.1 "$np" "$cuda_check" skip 1
+        fault_env=NCCL_DOUBLE_FAIL=1:5
+        faulty "np $np, NCCL: an asynchronous NCCL error on rank 1" 8 \
+            "rank 1: MPI_Allreduce on MPI_COMM_WORLD: MPI_ERR_OTHER: allreduce via nccl on MPI_COMM_WORLD failed: the NCCL operation failed: remote process exited" \
+            paddle_run master 127.0.0.1 "$np" "$cuda_check" loop
+        fault_env=
+    done
     check "no NCCL double segment left in /dev/shm" \
         sh -c "! ls /dev/shm 2>/dev/null | grep -i nccl_double"
 else

@@ -1,4 +1,5 @@
 /* comm's device-CCL context, created by its first device call. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/log.h"
@@ -42,6 +43,24 @@ static int pd_check_distinct_devices(struct ompi_communicator_t *comm,
     return rc;
 }
 
+/* Asked while a device call waits for its stream: a rank of comm on this
+ * host whose process has ended will never arrive, and the device library
+ * would wait for it forever. (Across hosts the library's own connections
+ * report a peer that is gone.) */
+static bool pd_device_peer_gone(void *ctx, char *why, size_t whylen)
+{
+    struct ompi_communicator_t *comm = ctx;
+    for (int r = 0; r < comm->size; r++) {
+        int w = pd_comm_world_rank(comm, r);
+        if (r != comm->rank && pd_runtime_local_rank_gone(w)) {
+            snprintf(why, whylen, "rank %d (pid %d, this host) is gone", r,
+                     pd_rt.world.pid_of[w]);
+            return true;
+        }
+    }
+    return false;
+}
+
 int pd_comm_device(struct ompi_communicator_t *comm,
                    struct pd_dccl_comm **out, struct pd_fail *fail)
 {
@@ -71,6 +90,8 @@ int pd_comm_device(struct ompi_communicator_t *comm,
         .store = store,
         .store_prefix = st->id,
         .timeout_ms = pd_rt.config.timeout_ms,
+        .peer_gone = pd_device_peer_gone,
+        .peer_gone_ctx = comm,
     };
     struct pd_dccl_comm *dc = NULL;
     rc = pd_dccl_comm_create(d, &init, &dc, err, sizeof(err));

@@ -20,6 +20,10 @@
  * stream of the first, when the outermost ncclGroupEnd is called.
  * Collectives inside a group are queued at once.
  *
+ * For error tests, NCCL_DOUBLE_FAIL=R:N makes rank R's Nth queued
+ * operation (counted from 1 in the process) fail asynchronously with
+ * ncclRemoteError, as a peer lost on the network would, without running.
+ *
  * Extra export for tests: nccl_double_calls(name).
  */
 #ifndef _GNU_SOURCE
@@ -83,6 +87,7 @@ struct ncclComm {
     struct ccl_comm *engine;
     int device;
     _Atomic int async;              /* ncclResult_t of queued work */
+    char async_why[200];            /* written before async is set */
     pthread_mutex_t lock;
     pthread_cond_t idle;
     int inflight;                   /* queued work not finished yet */
@@ -140,10 +145,13 @@ const char *ncclGetErrorString(ncclResult_t result)
     }
 }
 
+/* The communicator's asynchronous error where it has one, else this
+ * thread's last failed call. */
 const char *ncclGetLastError(ncclComm_t comm)
 {
     COUNT();
-    (void)comm;
+    if (comm && atomic_load(&comm->async) != ncclSuccess)
+        return comm->async_why;
     return last_error;
 }
 
@@ -249,6 +257,19 @@ struct job {
     struct ccl_ops *ops;            /* J_P2P */
 };
 
+/* NCCL_DOUBLE_FAIL=R:N: whether this is rank R's Nth operation. */
+static int injected_failure(ncclComm_t c)
+{
+    static _Atomic long ran;
+    const char *spec = getenv("NCCL_DOUBLE_FAIL");
+    int r;
+    long n;
+
+    long mine = atomic_fetch_add(&ran, 1) + 1;
+    return spec && sscanf(spec, "%d:%ld", &r, &n) == 2 &&
+           r == ccl_rank(c->engine) && n == mine;
+}
+
 static void run_job(void *arg)
 {
     struct job *j = arg;
@@ -257,6 +278,13 @@ static void run_job(void *arg)
 
     /* A communicator with an error runs nothing more. */
     if (atomic_load(&c->async) != ncclSuccess) {
+        ccl_ops_free(j->ops);
+    } else if (injected_failure(c)) {
+        ccl_complain(&face, c->engine, "%s: failing as NCCL_DOUBLE_FAIL "
+                     "asks", j->fn);
+        snprintf(c->async_why, sizeof c->async_why, "%s: injected by "
+                 "NCCL_DOUBLE_FAIL: a peer was lost", j->fn);
+        atomic_store(&c->async, ncclRemoteError);
         ccl_ops_free(j->ops);
     } else {
         switch (j->kind) {
@@ -279,10 +307,10 @@ static void run_job(void *arg)
             rc = ccl_ops_run(j->ops);
             break;
         }
-        if (rc != CCL_OK) {
-            int expected = ncclSuccess;
-            atomic_compare_exchange_strong(&c->async, &expected,
-                                           (int)result(rc));
+        if (rc != CCL_OK && atomic_load(&c->async) == ncclSuccess) {
+            snprintf(c->async_why, sizeof c->async_why, "%s failed on the "
+                     "stream (the message above says why)", j->fn);
+            atomic_store(&c->async, (int)result(rc));
         }
     }
     free(j);

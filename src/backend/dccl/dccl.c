@@ -16,6 +16,8 @@ struct pd_dccl_comm {
     int rank;
     int size;
     int timeout_ms;
+    bool (*peer_gone)(void *ctx, char *why, size_t whylen);
+    void *peer_gone_ctx;
     bool broken;                    /* a wait failed: only abort is left */
 };
 
@@ -120,6 +122,8 @@ int pd_dccl_comm_create(struct pd_dccl *d,
     c->rank = init->rank;
     c->size = init->size;
     c->timeout_ms = init->timeout_ms;
+    c->peer_gone = init->peer_gone;
+    c->peer_gone_ctx = init->peer_gone_ctx;
     int rc = d->b->set_device(d->device, err, errlen);
     if (rc == 0)
         rc = pd_dccl_share_id(d, init, id, err, errlen);
@@ -144,9 +148,23 @@ void pd_dccl_comm_destroy(struct pd_dccl_comm *c, bool abort)
     if (c == NULL)
         return;
     c->d->b->set_device(c->d->device, NULL, 0);
+    /* The library's communicator first: an abort ends work the stream
+     * may still hold for it. */
+    if (c->comm != NULL)
+        c->d->b->comm_destroy(c->comm, abort || c->broken);
     c->d->b->stream_destroy(c->stream);
-    c->d->b->comm_destroy(c->comm, abort || c->broken);
     free(c);
+}
+
+/* A failed call: abort the library's communicator now, so no rank's
+ * stream waits forever for a peer that will not come; the communicator
+ * is left for MPI_Comm_free, and every later call on it fails at once. */
+static void pd_dccl_break(struct pd_dccl_comm *c)
+{
+    c->broken = true;
+    if (c->comm != NULL)
+        c->d->b->comm_destroy(c->comm, true);
+    c->comm = NULL;
 }
 
 /* Before a launch: this thread on the communicator's device, and the
@@ -169,15 +187,38 @@ static int pd_dccl_finish(struct pd_dccl_comm *c, int launched, char *err,
                           size_t errlen)
 {
     if (launched != 0) {
-        c->broken = true;
+        pd_dccl_break(c);
         return PD_BACKEND_ERR_INTERNAL;
     }
-    int64_t deadline = pd_clock_ms() + c->timeout_ms;
-    if (c->d->b->stream_wait(c->comm, c->stream, deadline, err, errlen) != 0) {
-        c->broken = true;
-        return PD_BACKEND_ERR_IO;
+    int64_t start = pd_clock_ms(), deadline = start + c->timeout_ms;
+    for (;;) {
+        int64_t slice = pd_clock_ms() + PD_DCCL_WATCH_MS;
+        int rc = c->d->b->stream_wait(c->comm, c->stream,
+                                      slice < deadline ? slice : deadline,
+                                      err, errlen);
+        if (rc == 0)
+            return PD_BACKEND_OK;
+        if (rc < 0) {
+            pd_dccl_break(c);
+            return PD_BACKEND_ERR_IO;
+        }
+        char why[256];
+        if (c->peer_gone != NULL &&
+            c->peer_gone(c->peer_gone_ctx, why, sizeof(why))) {
+            /* The caller names every rank of this host that is gone. */
+            snprintf(err, errlen, "the %s operation cannot complete: a "
+                     "rank it waits for has ended", c->d->b->name);
+            pd_dccl_break(c);
+            return PD_BACKEND_ERR_IO;
+        }
+        if (pd_clock_ms() >= deadline) {
+            snprintf(err, errlen, "the %s operation did not complete within "
+                     "%.3g s", c->d->b->name,
+                     (double)(pd_clock_ms() - start) / 1000);
+            pd_dccl_break(c);
+            return PD_BACKEND_ERR_TIMEOUT;
+        }
     }
-    return PD_BACKEND_OK;
 }
 
 int pd_dccl_allreduce(struct pd_dccl_comm *c, const void *sendbuf,

@@ -59,7 +59,8 @@ struct pd_dccl_binding {
     int (*stream_create)(void **stream, char *err, size_t errlen);
     void (*stream_destroy)(void *stream);
     /* Wait for the stream's work until deadline_ms, watching comm for
-     * asynchronous errors; ETIMEDOUT-like failures say so in err. */
+     * asynchronous errors: 0 done, 1 not done by the deadline (err
+     * untouched), -1 failed (err says why). */
     int (*stream_wait)(void *comm, void *stream, int64_t deadline_ms,
                        char *err, size_t errlen);
     /* The library's datatype / op for an element kind / op id; -1 when
@@ -135,7 +136,13 @@ struct pd_dccl_comm_init {
     struct pd_store_client *store;  /* rendezvous; NULL for size 1 */
     const char *store_prefix;       /* unique per communicator and job */
     int timeout_ms;
+    /* Asked every PD_DCCL_WATCH_MS while a call waits for its stream:
+     * whether a rank it needs has ended (why names it). A device library
+     * would wait for a dead peer forever. NULL: not watched. */
+    bool (*peer_gone)(void *ctx, char *why, size_t whylen);
+    void *peer_gone_ctx;
 };
+#define PD_DCCL_WATCH_MS 100
 
 int pd_dccl_comm_create(struct pd_dccl *d,
                         const struct pd_dccl_comm_init *init,
