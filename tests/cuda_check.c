@@ -13,7 +13,7 @@
  *     staged  the policy is gloo: nothing reaches NCCL, results still right
  *     refused PDMPI_DEVICE_FALLBACK=error: a call NCCL cannot take fails
  *   cuda_check die R | skip R | loop
- *     faults: every rank runs 200 allreduces of 1 Mi floats on CUDA memory;
+ *     faults: every rank runs 5000 allreduces of 1 Mi floats on CUDA memory;
  *     rank R is killed 0.3 s in (die), or skips the third and goes to a
  *     barrier (skip); loop only loops (with NCCL_DOUBLE_FAIL=R:N the
  *     double fails rank R's Nth operation). The others must fail, and
@@ -555,7 +555,7 @@ static int faults(const char *how, int who)
         pthread_detach(t);
     }
     int rc = MPI_SUCCESS;
-    for (int i = 0; i < 200 && rc == MPI_SUCCESS; i++) {
+    for (int i = 0; i < 5000 && rc == MPI_SUCCESS; i++) {
         if (strcmp(how, "skip") == 0 && rank == who && i == 2)
             rc = MPI_Barrier(MPI_COMM_WORLD);
         else

@@ -88,7 +88,8 @@ refuses "two ranks on one XPU (PDMPI_DEVICE=0 on both)" \
 cuda_doubles="$top_builddir/tests/nccl_double/.libs"
 cuda_check="$top_builddir/tests/cuda_check"
 if [ -x "$cuda_check" ] && [ -f "$cuda_doubles/libnccl.so" ]; then
-    cuda_env="PDMPI_NCCL_LIB=$cuda_doubles/libnccl.so PDMPI_CUDART_LIB=$cuda_doubles/libcudart.so"
+    counts="$PD_TMP/nccl_double_counts"
+    cuda_env="PDMPI_NCCL_LIB=$cuda_doubles/libnccl.so PDMPI_CUDART_LIB=$cuda_doubles/libcudart.so NCCL_DOUBLE_COUNTS=$counts"
     bounded="timeout -k 10 $PD_TEST_TIMEOUT"
     for np in $PD_SIZES; do
         check_tap "np $np: CUDA buffers go to NCCL (double), the rest is staged" \
@@ -164,6 +165,22 @@ if [ -x "$cuda_check" ] && [ -f "$cuda_doubles/libnccl.so" ]; then
             paddle_run master 127.0.0.1 "$np" "$cuda_check" loop
         fault_env=
     done
+    refuses "--backend nccl with no CUDA device visible" \
+        "backend nccl requested but no CUDA device is visible (cudaGetDeviceCount: no CUDA-capable device is detected" \
+        env $cuda_env CUDA_VISIBLE_DEVICES= $bounded "$PDMPIRUN" -np 1 \
+        --backend nccl "$cuda_check"
+    # Every entry point the binding resolves ran in the runs above: the
+    # doubles' call counters, summed over every process.
+    missing=""
+    for fn in $(sed -n 's/^ *{ "\(nccl[A-Za-z]*\|cuda[A-Za-z]*\)".*/\1/p;s/.*dlsym([^"]*"\(nccl[A-Za-z]*\)").*/\1/p' \
+                    "$top_srcdir/src/backend/dccl/nccl.c"); do
+        n=$(cat "$counts".* 2>/dev/null |
+            awk -v f="$fn" '$1 == f { s += $2 } END { print s + 0 }')
+        echo "# $fn: $n calls"
+        [ "$n" -gt 0 ] || missing="$missing $fn"
+    done
+    check "every NCCL and CUDA entry point the binding resolves was called${missing:+ (never:$missing)}" \
+        test -z "$missing"
     check "no NCCL double segment left in /dev/shm" \
         sh -c "! ls /dev/shm 2>/dev/null | grep -i nccl_double"
 else

@@ -31,6 +31,7 @@
 #endif
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -44,6 +45,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cudart_double.h"
+#include "../ccl_double/counts.h"
 
 #define DEFAULT_DEVICES 8
 #define MAX_DEVICES 4096
@@ -62,22 +64,19 @@ static const char *const entry_names[] = {
 };
 enum { ENTRY_COUNT = sizeof entry_names / sizeof entry_names[0] };
 static _Atomic long entry_calls[ENTRY_COUNT];
+static struct ccl_counts counts =
+    CCL_COUNTS_INIT("cudart", entry_names, ENTRY_COUNT, entry_calls);
 
 static void count_call(const char *name)
 {
     for (int e = 0; e < ENTRY_COUNT; e++)
         if (strcmp(name, entry_names[e]) == 0)
-            atomic_fetch_add_explicit(&entry_calls[e], 1,
-                                      memory_order_relaxed);
+            ccl_count(&counts, e);
 }
 
 long cudart_double_calls(const char *name)
 {
-    for (int e = 0; name && e < ENTRY_COUNT; e++)
-        if (strcmp(name, entry_names[e]) == 0)
-            return atomic_load_explicit(&entry_calls[e],
-                                        memory_order_relaxed);
-    return -1;
+    return ccl_count_of(&counts, name);
 }
 
 #define COUNT() count_call(__func__)

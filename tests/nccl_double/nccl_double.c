@@ -29,6 +29,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -36,12 +37,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include "../ccl_double/engine.h"
 #include "cudart_double.h"
+#include "../ccl_double/counts.h"
 
 long nccl_double_calls(const char *name);
 
@@ -61,22 +64,19 @@ static const char *const entry_names[] = {
 };
 enum { ENTRY_COUNT = sizeof entry_names / sizeof entry_names[0] };
 static _Atomic long entry_calls[ENTRY_COUNT];
+static struct ccl_counts counts =
+    CCL_COUNTS_INIT("nccl", entry_names, ENTRY_COUNT, entry_calls);
 
 static void count_call(const char *name)
 {
     for (int e = 0; e < ENTRY_COUNT; e++)
         if (strcmp(name, entry_names[e]) == 0)
-            atomic_fetch_add_explicit(&entry_calls[e], 1,
-                                      memory_order_relaxed);
+            ccl_count(&counts, e);
 }
 
 long nccl_double_calls(const char *name)
 {
-    for (int e = 0; name && e < ENTRY_COUNT; e++)
-        if (strcmp(name, entry_names[e]) == 0)
-            return atomic_load_explicit(&entry_calls[e],
-                                        memory_order_relaxed);
-    return -1;
+    return ccl_count_of(&counts, name);
 }
 
 #define COUNT() count_call(__func__)

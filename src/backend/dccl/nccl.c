@@ -25,7 +25,6 @@
  * from the library pdmpi was built against. */
 typedef __typeof__(cudaGetDeviceCount) *pd_cuda_get_device_count_fn;
 typedef __typeof__(cudaSetDevice) *pd_cuda_set_device_fn;
-typedef __typeof__(cudaGetDevice) *pd_cuda_get_device_fn;
 typedef __typeof__(cudaPointerGetAttributes) *pd_cuda_pointer_attrs_fn;
 typedef __typeof__(cudaMemcpy) *pd_cuda_memcpy_fn;
 typedef __typeof__(cudaMallocHost) *pd_cuda_malloc_host_fn;
@@ -58,7 +57,6 @@ static struct {
     void *ccl_lib, *rt_lib;
     pd_cuda_get_device_count_fn get_device_count;
     pd_cuda_set_device_fn set_device;
-    pd_cuda_get_device_fn get_device;
     pd_cuda_pointer_attrs_fn pointer_get_attributes;
     pd_cuda_memcpy_fn memcpy;
     pd_cuda_malloc_host_fn malloc_host;
@@ -165,7 +163,6 @@ static int pd_nccl_load_runtime(const char *runtime_lib, char *err,
     const struct pd_dccl_symbol rt[] = {
         { "cudaGetDeviceCount", (void **)&pd_nccl.get_device_count },
         { "cudaSetDevice", (void **)&pd_nccl.set_device },
-        { "cudaGetDevice", (void **)&pd_nccl.get_device },
         { "cudaPointerGetAttributes",
           (void **)&pd_nccl.pointer_get_attributes },
         { "cudaMemcpy", (void **)&pd_nccl.memcpy },
