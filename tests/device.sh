@@ -169,6 +169,19 @@ if [ -x "$cuda_check" ] && [ -f "$cuda_doubles/libnccl.so" ]; then
         "backend nccl requested but no CUDA device is visible (cudaGetDeviceCount: no CUDA-capable device is detected" \
         env $cuda_env CUDA_VISIBLE_DEVICES= $bounded "$PDMPIRUN" -np 1 \
         --backend nccl "$cuda_check"
+    # The GPU check itself, its functional part against the doubles (it
+    # builds its program in the tree it is given: an in-tree build).
+    if [ "$top_srcdir" = "$top_builddir" ]; then
+        if sh "$top_srcdir/tests/gpu/check.sh" --double > "$PD_TMP/gpu" 2>&1 &&
+            grep -q ' 0 failed$' "$PD_TMP/gpu"; then
+            ok "tests/gpu/check.sh --double: $(tail -1 "$PD_TMP/gpu")"
+        else
+            grep -v '^# np' "$PD_TMP/gpu" | tail -8
+            not_ok "tests/gpu/check.sh --double"
+        fi
+    else
+        echo "# SKIP tests/gpu/check.sh --double: it needs an in-tree build"
+    fi
     # Every entry point the binding resolves ran in the runs above: the
     # doubles' call counters, summed over every process.
     missing=""

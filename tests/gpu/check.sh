@@ -9,11 +9,19 @@
 # Prints "N passed, N failed"; bounded to a few minutes by timeouts.
 #
 #   tests/gpu/check.sh            (from the top of the source tree)
+#   tests/gpu/check.sh --double   the same checks, without a GPU, against
+#                                 the CUDA runtime and NCCL test doubles
+#                                 of a built tree (tests/nccl_double; two
+#                                 pretend GPUs); the timing table is left
+#                                 out. make check runs it this way, so the
+#                                 script itself is tested.
 #   CUDA_HOME=/usr/local/cuda     (default)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+double=false
+[ "${1:-}" = --double ] && double=true
 out=${TMPDIR:-/tmp}/pdmpi-gpu.$$
 mkdir -p "$out"
 trap 'rm -rf "$out"' EXIT
@@ -23,12 +31,31 @@ ok() { passed=$((passed + 1)); echo "ok - $*"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - $*"; }
 finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
 
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if [ "$ngpu" -lt 1 ]; then
-    not_ok "no GPU visible (nvidia-smi -L lists none)"
-    finish
+if $double; then
+    # The runtime and library pdmpi loads, and the runtime the program
+    # links, are the doubles; they pretend to have CUDA_DOUBLE_DEVICES.
+    doubles="$top/tests/nccl_double/.libs"
+    if [ ! -f "$doubles/libnccl.so" ] || [ ! -f "$doubles/libcudart.so" ]; then
+        not_ok "--double: the doubles are not built (make check builds them)"
+        finish
+    fi
+    CUDA_DOUBLE_DEVICES=2
+    PDMPI_NCCL_LIB="$doubles/libnccl.so"
+    PDMPI_CUDART_LIB="$doubles/libcudart.so"
+    export CUDA_DOUBLE_DEVICES PDMPI_NCCL_LIB PDMPI_CUDART_LIB
+    unset CUDA_VISIBLE_DEVICES
+    cuda_libdir=$doubles
+    ngpu=2
+    echo "# --double: 2 pretend GPUs from tests/nccl_double"
+else
+    cuda_libdir="$CUDA_HOME/lib64"
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ "$ngpu" -lt 1 ]; then
+        not_ok "no GPU visible (nvidia-smi -L lists none)"
+        finish
+    fi
+    echo "# $ngpu GPU(s): $(nvidia-smi -L | head -4 | tr '\n' ';')"
 fi
-echo "# $ngpu GPU(s): $(nvidia-smi -L | head -4 | tr '\n' ';')"
 
 if [ ! -x ./pdmpirun ] || [ ! -f .libs/libpdmpi.so ]; then
     echo "# building pdmpi"
@@ -47,17 +74,19 @@ grep -q "define PD_HAVE_NCCL_BINDING 1" config.h &&
     { not_ok "pdmpi was built without the NCCL binding (no nccl.h/cuda_runtime_api.h at configure time)"; finish; }
 
 ompi_inc=$(sed -n 's/^PD_OMPI_CPPFLAGS = //p' Makefile)
-if cc -std=c11 -O2 $ompi_inc -Iinclude -I"$CUDA_HOME/include" \
+# CC and PD_SANITIZE_FLAGS: as the tree was built (make check sets them).
+if ${CC:-cc} -std=c11 -O2 ${PD_SANITIZE_FLAGS:-} $ompi_inc -Iinclude \
+    -I"$CUDA_HOME/include" \
     tests/gpu/cuda_check.c -o "$out/cuda_check" -L.libs -lpdmpi \
-    -Wl,-rpath,"$top/.libs" -L"$CUDA_HOME/lib64" -lcudart \
-    -Wl,-rpath,"$CUDA_HOME/lib64" 2> "$out/cc"; then
+    -Wl,-rpath,"$top/.libs" -L"$cuda_libdir" -lcudart \
+    -Wl,-rpath,"$cuda_libdir" 2> "$out/cc"; then
     ok "tests/gpu/cuda_check.c builds against pdmpi and the CUDA runtime"
 else
     cat "$out/cc"
     not_ok "tests/gpu/cuda_check.c builds"
     finish
 fi
-export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$cuda_libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # run_check NP: the correctness program on NP ranks, one GPU each.
 run_check() {
@@ -97,14 +126,19 @@ if [ "$ngpu" -eq 1 ] && grep -q "2 local ranks share 1 CUDA device" "$out/dup"; 
 elif [ "$ngpu" -gt 1 ]; then
     PDMPI_DEVICE=0 timeout -k 5 60 ./pdmpirun -np 2 --backend nccl \
         "$out/cuda_check" > "$out/dup" 2>&1
-    grep -q "both on CUDA device 0" "$out/dup" &&
-        ok "2 ranks on GPU 0: refused with pdmpi's message" ||
+    if grep -q "both on CUDA device 0" "$out/dup"; then
+        ok "2 ranks on GPU 0: refused with pdmpi's message"
+    else
+        tail -3 "$out/dup"
         not_ok "2 ranks on GPU 0: refused with pdmpi's message"
+    fi
 else
     tail -3 "$out/dup"
     not_ok "2 ranks on 1 GPU: refused with pdmpi's message"
 fi
 
+# Timings of the doubles mean nothing.
+$double && finish
 np=1
 [ "$ngpu" -gt 1 ] && np=$ngpu
 if timeout -k 5 150 ./pdmpirun -np "$np" --backend nccl \

@@ -230,9 +230,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* The device pdmpi uses for this rank: PDMPI_DEVICE where set (the
+     * check of two ranks on one GPU sets it alike on both), else the
+     * local rank, as pdmpi picks it. */
     int local_rank = 0;
     pdmpi_world_info(NULL, 0, &local_rank, NULL, NULL);
-    cudaSetDevice(local_rank);
+    const char *device = getenv("PDMPI_DEVICE");
+    cudaSetDevice(device != NULL ? atoi(device) : local_rank);
     if (argc > 1 && strcmp(argv[1], "bench") == 0) {
         bench();
         MPI_Finalize();
