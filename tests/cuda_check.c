@@ -21,6 +21,7 @@
  *
  * Output is TAP; exit 0 when every check passes.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -348,6 +349,70 @@ static void check_moves(size_t n)
                    r * 1000000 + (int)((size_t)rank * n + i);
     tap_check(good, "alltoall MPI_INT count=%zu", n);
 
+    /* gather and scatter through grouped send/receive */
+    for (size_t i = 0; i < n; i++)
+        h[i] = rank * 1000 + (int)(i % 1000);
+    to_dev(buf, h, n * sizeof(int));
+    MPI_Gather(buf, (int)n, MPI_INT, rank == root ? out : NULL, (int)n,
+               MPI_INT, root, MPI_COMM_WORLD);
+    good = true;
+    if (rank == root) {
+        from_dev(h, out, all * sizeof(int));
+        for (int r = 0; r < size && good; r++)
+            for (size_t i = 0; i < n && good; i++)
+                good = h[(size_t)r * n + i] == r * 1000 + (int)(i % 1000);
+    }
+    tap_check(good, "gather MPI_INT count=%zu to rank %d", n, root);
+    for (size_t i = 0; rank == root && i < all; i++)
+        h[i] = (int)(i * 3);
+    if (rank == root)
+        to_dev(out, h, all * sizeof(int));
+    MPI_Scatter(rank == root ? out : NULL, (int)n, MPI_INT, buf, (int)n,
+                MPI_INT, root, MPI_COMM_WORLD);
+    from_dev(h, buf, n * sizeof(int));
+    good = true;
+    for (size_t i = 0; i < n && good; i++)
+        good = h[i] == (int)(((size_t)rank * n + i) * 3);
+    tap_check(good, "scatter MPI_INT count=%zu from rank %d", n, root);
+
+    /* alltoallv: rank r sends d + 1 elements to rank d */
+    {
+        int *sc = malloc(4 * (size_t)size * sizeof(int));
+        int *sd = sc + size, *rc = sd + size, *rd = rc + size;
+        int st = 0, rt = 0;
+        for (int r = 0; r < size; r++) {
+            sc[r] = r + 1;
+            sd[r] = st;
+            st += r + 1;
+            rc[r] = rank + 1;
+            rd[r] = rt;
+            rt += rank + 1;
+        }
+        int *hs = malloc((size_t)(st + rt) * sizeof(int)), *hr = hs + st;
+        for (int i = 0; i < st; i++)
+            hs[i] = rank * 100 + i;
+        int *ds = dev_alloc((size_t)st * sizeof(int));
+        int *dr = dev_alloc((size_t)rt * sizeof(int));
+        to_dev(ds, hs, (size_t)st * sizeof(int));
+        MPI_Alltoallv(ds, sc, sd, MPI_INT, dr, rc, rd, MPI_INT,
+                      MPI_COMM_WORLD);
+        from_dev(hr, dr, (size_t)rt * sizeof(int));
+        good = true;
+        /* from rank r: its block for me starts at r's displacement of me */
+        for (int r = 0; r < size && good; r++) {
+            int theirs = 0;
+            for (int d = 0; d < rank; d++)
+                theirs += d + 1;
+            for (int i = 0; i <= rank && good; i++)
+                good = hr[rd[r] + i] == r * 100 + theirs + i;
+        }
+        tap_check(good, "alltoallv MPI_INT (rank r sends d + 1 to rank d)");
+        cudaFree(ds);
+        cudaFree(dr);
+        free(hs);
+        free(sc);
+    }
+
     /* allgatherv: rank r gives r + 1 elements */
     int *counts = malloc(2 * (size_t)size * sizeof(int)), *displs = counts + size;
     size_t total = 0;
@@ -397,6 +462,30 @@ static void check_nonblocking(void)
     for (size_t i = 0; i < n && good; i++)
         good = h[i] == (float)fold(O_SUM, K_FLOAT, i);
     tap_check(good, "Iallreduce + Wait on CUDA memory, count=%zu", n);
+
+    int *ib = dev_alloc(n * sizeof(int)), *ig = dev_alloc(n * (size_t)size * sizeof(int));
+    int *hi = malloc(n * (size_t)size * sizeof(int));
+    for (size_t i = 0; i < n; i++)
+        hi[i] = rank == 0 ? (int)i : -1;
+    to_dev(ib, hi, n * sizeof(int));
+    MPI_Ibcast(ib, (int)n, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    from_dev(hi, ib, n * sizeof(int));
+    good = true;
+    for (size_t i = 0; i < n && good; i++)
+        good = hi[i] == (int)i;
+    tap_check(good, "Ibcast + Wait on CUDA memory, count=%zu", n);
+    MPI_Iallgather(ib, (int)n, MPI_INT, ig, (int)n, MPI_INT, MPI_COMM_WORLD,
+                   &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    from_dev(hi, ig, n * (size_t)size * sizeof(int));
+    good = true;
+    for (size_t i = 0; i < n * (size_t)size && good; i++)
+        good = hi[i] == (int)(i % n);
+    tap_check(good, "Iallgather + Wait on CUDA memory, count=%zu", n);
+    cudaFree(ib);
+    cudaFree(ig);
+    free(hi);
     cudaFree(d);
     free(h);
 }
@@ -446,6 +535,13 @@ static void check_p2p(void)
     free(h);
 }
 
+static void user_bor(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        ((unsigned *)inout)[i] |= ((unsigned *)in)[i];
+}
+
 /* What NCCL cannot take still gives right answers, staged. */
 static void check_staged_cases(void)
 {
@@ -468,6 +564,19 @@ static void check_staged_cases(void)
               back[0].i);
     cudaFree(d);
 
+    /* A user-defined op: staged, applied by pdmpi on the host. */
+    MPI_Op bor;
+    MPI_Op_create(user_bor, 1, &bor);
+    unsigned bits = 1u << rank, got_bits = 0, *db = dev_alloc(sizeof(unsigned));
+    to_dev(db, &bits, sizeof(bits));
+    before = calls("ncclAllReduce");
+    MPI_Allreduce(MPI_IN_PLACE, db, 1, MPI_UNSIGNED, bor, MPI_COMM_WORLD);
+    from_dev(&got_bits, db, sizeof(got_bits));
+    tap_check(got_bits == (1u << size) - 1 && calls("ncclAllReduce") == before,
+              "a user op on CUDA memory is staged (0x%x)", got_bits);
+    MPI_Op_free(&bor);
+    cudaFree(db);
+
     int host_in = rank + 1, out = 0, *dev_out = dev_alloc(sizeof(int));
     MPI_Allreduce(&host_in, dev_out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     from_dev(&out, dev_out, sizeof(int));
@@ -489,8 +598,24 @@ static void check_staged_cases(void)
 }
 
 /* Communicators that come and go create and destroy NCCL communicators. */
+/* Entries of a /proc/self directory: descriptors, threads. */
+static int count_entries(const char *path)
+{
+    DIR *dir = opendir(path);
+    int n = 0;
+    if (dir == NULL)
+        return -1;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
+}
+
 static void check_comm_cycle(bool routed)
 {
+    /* One round first, so lazily made state (staging, the progress
+     * thread of a communicator kind) is there before counting. */
+    int fds = -1, threads = -1;
     long inits = calls("ncclCommInitRank"), gone = calls("ncclCommDestroy");
     for (int round = 0; round < 3; round++) {
         MPI_Comm half, dup;
@@ -507,7 +632,17 @@ static void check_comm_cycle(bool routed)
         cudaFree(d);
         MPI_Comm_free(&dup);
         MPI_Comm_free(&half);
+        if (round == 0) {
+            fds = count_entries("/proc/self/fd");
+            threads = count_entries("/proc/self/task");
+        }
     }
+    int fds_after = count_entries("/proc/self/fd");
+    int threads_after = count_entries("/proc/self/task");
+    tap_check(fds_after == fds && threads_after == threads,
+              "split/dup/free rounds 2-3 leave descriptors (%d -> %d) and "
+              "threads (%d -> %d) as they were", fds, fds_after, threads,
+              threads_after);
     long made = calls("ncclCommInitRank") - inits;
     long freed = calls("ncclCommDestroy") - gone;
     tap_check(!routed || (made > 0 && made == freed),
