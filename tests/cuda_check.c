@@ -14,8 +14,9 @@
  *     refused PDMPI_DEVICE_FALLBACK=error: a call NCCL cannot take fails
  *   cuda_check die R | skip R | loop
  *     faults: every rank runs 5000 allreduces of 1 Mi floats on CUDA memory;
- *     rank R is killed 0.3 s in (die), or skips the third and goes to a
- *     barrier (skip); loop only loops (with NCCL_DOUBLE_FAIL=R:N the
+ *     rank R is killed 0.3 s in (die), skips the third and goes to a
+ *     barrier (skip), or passes 1000 elements fewer to the third (count);
+ *     loop only loops (with NCCL_DOUBLE_FAIL=R:N the
  *     double fails rank R's Nth operation). The others must fail, and
  *     the driver checks their message; exit 3 means nobody noticed.
  *
@@ -693,6 +694,9 @@ static int faults(const char *how, int who)
     for (int i = 0; i < 5000 && rc == MPI_SUCCESS; i++) {
         if (strcmp(how, "skip") == 0 && rank == who && i == 2)
             rc = MPI_Barrier(MPI_COMM_WORLD);
+        else if (strcmp(how, "count") == 0 && rank == who && i == 2)
+            rc = MPI_Allreduce(MPI_IN_PLACE, d, (int)n - 1000, MPI_FLOAT,
+                               MPI_SUM, MPI_COMM_WORLD);
         else
             rc = MPI_Allreduce(MPI_IN_PLACE, d, (int)n, MPI_FLOAT, MPI_SUM,
                                MPI_COMM_WORLD);
@@ -708,6 +712,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (strcmp(mode, "die") == 0 || strcmp(mode, "skip") == 0 ||
+        strcmp(mode, "count") == 0 ||
         strcmp(mode, "loop") == 0) {
         int rc = faults(mode, argc > 2 ? atoi(argv[2]) : 1);
         MPI_Finalize();

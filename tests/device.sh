@@ -159,6 +159,13 @@ if [ -x "$cuda_check" ] && [ -f "$cuda_doubles/libnccl.so" ]; then
         faulty "np $np, NCCL: rank 1 skips an allreduce for a barrier" 15 \
             "rank [02-9]: MPI_Allreduce on MPI_COMM_WORLD: .*via nccl .*did not complete within 3 s; last calls of the other ranks: .*rank 1: MPI_Barrier" \
             paddle_run master 127.0.0.1 "$np" "$cuda_check" skip 1
+        # NCCL itself does not compare counts (nor does pdmpi's device
+        # path, which adds no host round trip to a device call): a
+        # mismatch is caught by PDMPI_CHECK.
+        fault_env=PDMPI_CHECK=1
+        faulty "np $np, NCCL, PDMPI_CHECK=1: rank 1 passes another count" 8 \
+            "MPI_Allreduce on MPI_COMM_WORLD: MPI_ERR_OTHER: PDMPI_CHECK: the ranks of MPI_COMM_WORLD are in different calls: .*rank 1: MPI_Allreduce of 4190304 bytes" \
+            paddle_run master 127.0.0.1 "$np" "$cuda_check" count 1
         fault_env=NCCL_DOUBLE_FAIL=1:5
         faulty "np $np, NCCL: an asynchronous NCCL error on rank 1" 8 \
             "rank 1: MPI_Allreduce on MPI_COMM_WORLD: MPI_ERR_OTHER: allreduce via nccl on MPI_COMM_WORLD failed: the NCCL operation failed: remote process exited" \
