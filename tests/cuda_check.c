@@ -28,7 +28,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,20 +42,6 @@
 
 static int rank, size;
 static long (*nccl_calls)(const char *name);
-
-__attribute__((format(printf, 2, 3)))
-static void tap_check(bool passed, const char *fmt, ...)
-{
-    char description[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(description, sizeof(description), fmt, ap);
-    va_end(ap);
-    struct verdict v = { "" };
-    if (!passed)
-        fail(&v, "wrong result or route");
-    report(&v, "%s", description);
-}
 
 static long calls(const char *name)
 {
@@ -266,20 +251,20 @@ static void check_allreduce_matrix(bool routed)
         for (int o = 0; o < O_COUNT; o++) {
             size_t n = o == O_PROD ? 3 : 1009;
             bool good = check_reduce_one((enum kind)k, (enum op)o, n, o % 2);
-            tap_check(good, "allreduce %s %s count=%zu%s on CUDA memory",
-                      kinds[k].name, op_names[o], n, o % 2 ? " in place" : "");
+            report_bool(good, "allreduce %s %s count=%zu%s on CUDA memory",
+                        kinds[k].name, op_names[o], n, o % 2 ? " in place" : "");
             expected++;
         }
     }
     bool good = check_reduce_one(K_FLOAT, O_SUM, 3u << 20, false);
-    tap_check(good, "allreduce MPI_FLOAT MPI_SUM count=%u (12 MiB)", 3u << 20);
+    report_bool(good, "allreduce MPI_FLOAT MPI_SUM count=%u (12 MiB)", 3u << 20);
     expected++;
     good = check_reduce_one(K_INT, O_SUM, 0, false);
-    tap_check(good, "allreduce MPI_INT count=0");
+    report_bool(good, "allreduce MPI_INT count=0");
     long routed_calls = calls("ncclAllReduce") - before;
-    tap_check(routed ? routed_calls == expected : routed_calls == 0,
-              "%ld of %d allreduces reached NCCL (%s)", routed_calls,
-              expected, routed ? "all expected" : "none expected");
+    report_bool(routed ? routed_calls == expected : routed_calls == 0,
+                "%ld of %d allreduces reached NCCL (%s)", routed_calls,
+                expected, routed ? "all expected" : "none expected");
 }
 
 static void check_moves(size_t n)
@@ -297,7 +282,7 @@ static void check_moves(size_t n)
     bool good = true;
     for (size_t i = 0; i < n && good; i++)
         good = h[i] == (int)(i % 1000);
-    tap_check(good, "bcast MPI_INT count=%zu from rank %d", n, root);
+    report_bool(good, "bcast MPI_INT count=%zu from rank %d", n, root);
 
     for (size_t i = 0; i < n; i++)
         h[i] = rank * 100000 + (int)(i % 1000);
@@ -309,7 +294,7 @@ static void check_moves(size_t n)
     for (int r = 0; r < size && good; r++)
         for (size_t i = 0; i < n && good; i++)
             good = h[(size_t)r * n + i] == r * 100000 + (int)(i % 1000);
-    tap_check(good, "allgather MPI_INT count=%zu", n);
+    report_bool(good, "allgather MPI_INT count=%zu", n);
 
     /* reduce_scatter_block: rank r keeps the sum of block r */
     for (size_t i = 0; i < all; i++)
@@ -321,7 +306,7 @@ static void check_moves(size_t n)
     good = true;
     for (size_t i = 0; i < n && good; i++)
         good = h[i] == (int)fold(O_SUM, K_INT, (size_t)rank * n + i);
-    tap_check(good, "reduce_scatter_block MPI_INT count=%zu", n);
+    report_bool(good, "reduce_scatter_block MPI_INT count=%zu", n);
 
     /* reduce to rank 0 */
     for (size_t i = 0; i < n; i++)
@@ -333,7 +318,7 @@ static void check_moves(size_t n)
     good = true;
     for (size_t i = 0; rank == 0 && i < n && good; i++)
         good = h[i] == (int)fold(O_MAX, K_INT, i);
-    tap_check(good, "reduce MPI_INT MPI_MAX count=%zu to rank 0, in place", n);
+    report_bool(good, "reduce MPI_INT MPI_MAX count=%zu to rank 0, in place", n);
 
     /* alltoall through grouped send/receive */
     int *out = dev_alloc(all * sizeof(int));
@@ -348,7 +333,7 @@ static void check_moves(size_t n)
         for (size_t i = 0; i < n && good; i++)
             good = h[(size_t)r * n + i] ==
                    r * 1000000 + (int)((size_t)rank * n + i);
-    tap_check(good, "alltoall MPI_INT count=%zu", n);
+    report_bool(good, "alltoall MPI_INT count=%zu", n);
 
     /* gather and scatter through grouped send/receive */
     for (size_t i = 0; i < n; i++)
@@ -363,7 +348,7 @@ static void check_moves(size_t n)
             for (size_t i = 0; i < n && good; i++)
                 good = h[(size_t)r * n + i] == r * 1000 + (int)(i % 1000);
     }
-    tap_check(good, "gather MPI_INT count=%zu to rank %d", n, root);
+    report_bool(good, "gather MPI_INT count=%zu to rank %d", n, root);
     for (size_t i = 0; rank == root && i < all; i++)
         h[i] = (int)(i * 3);
     if (rank == root)
@@ -374,7 +359,7 @@ static void check_moves(size_t n)
     good = true;
     for (size_t i = 0; i < n && good; i++)
         good = h[i] == (int)(((size_t)rank * n + i) * 3);
-    tap_check(good, "scatter MPI_INT count=%zu from rank %d", n, root);
+    report_bool(good, "scatter MPI_INT count=%zu from rank %d", n, root);
 
     /* alltoallv: rank r sends d + 1 elements to rank d */
     {
@@ -407,7 +392,7 @@ static void check_moves(size_t n)
             for (int i = 0; i <= rank && good; i++)
                 good = hr[rd[r] + i] == r * 100 + theirs + i;
         }
-        tap_check(good, "alltoallv MPI_INT (rank r sends d + 1 to rank d)");
+        report_bool(good, "alltoallv MPI_INT (rank r sends d + 1 to rank d)");
         cudaFree(ds);
         cudaFree(dr);
         free(hs);
@@ -434,7 +419,7 @@ static void check_moves(size_t n)
     for (int r = 0; r < size && good; r++)
         for (int i = 0; i <= r && good; i++)
             good = vall[displs[r] + i] == r * 10 + i;
-    tap_check(good, "allgatherv MPI_INT (rank r gives r + 1)");
+    report_bool(good, "allgatherv MPI_INT (rank r gives r + 1)");
     free(counts);
     free(vall);
     cudaFree(vin);
@@ -462,7 +447,7 @@ static void check_nonblocking(void)
     bool good = true;
     for (size_t i = 0; i < n && good; i++)
         good = h[i] == (float)fold(O_SUM, K_FLOAT, i);
-    tap_check(good, "Iallreduce + Wait on CUDA memory, count=%zu", n);
+    report_bool(good, "Iallreduce + Wait on CUDA memory, count=%zu", n);
 
     int *ib = dev_alloc(n * sizeof(int)), *ig = dev_alloc(n * (size_t)size * sizeof(int));
     int *hi = malloc(n * (size_t)size * sizeof(int));
@@ -475,7 +460,7 @@ static void check_nonblocking(void)
     good = true;
     for (size_t i = 0; i < n && good; i++)
         good = hi[i] == (int)i;
-    tap_check(good, "Ibcast + Wait on CUDA memory, count=%zu", n);
+    report_bool(good, "Ibcast + Wait on CUDA memory, count=%zu", n);
     MPI_Iallgather(ib, (int)n, MPI_INT, ig, (int)n, MPI_INT, MPI_COMM_WORLD,
                    &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -483,7 +468,7 @@ static void check_nonblocking(void)
     good = true;
     for (size_t i = 0; i < n * (size_t)size && good; i++)
         good = hi[i] == (int)(i % n);
-    tap_check(good, "Iallgather + Wait on CUDA memory, count=%zu", n);
+    report_bool(good, "Iallgather + Wait on CUDA memory, count=%zu", n);
     cudaFree(ib);
     cudaFree(ig);
     free(hi);
@@ -507,7 +492,7 @@ static void check_p2p(void)
     bool good = true;
     for (size_t i = 0; i < n && good; i++)
         good = h[i] == left * 7 + (int)(i % 100);
-    tap_check(good, "Sendrecv of %zu MPI_INT in a ring, CUDA buffers", n);
+    report_bool(good, "Sendrecv of %zu MPI_INT in a ring, CUDA buffers", n);
 
     MPI_Request reqs[2];
     MPI_Irecv(r, (int)n, MPI_INT, right, 6, MPI_COMM_WORLD, &reqs[0]);
@@ -517,7 +502,7 @@ static void check_p2p(void)
     good = true;
     for (size_t i = 0; i < n && good; i++)
         good = h[i] == right * 7 + (int)(i % 100);
-    tap_check(good, "Isend/Irecv the other way round, CUDA buffers");
+    report_bool(good, "Isend/Irecv the other way round, CUDA buffers");
 
     if (size > 1) {
         if (rank == 0)
@@ -530,7 +515,7 @@ static void check_p2p(void)
     } else {
         good = true;
     }
-    tap_check(good, "Send/Recv from rank 0 to rank 1, CUDA buffers");
+    report_bool(good, "Send/Recv from rank 0 to rank 1, CUDA buffers");
     cudaFree(s);
     cudaFree(r);
     free(h);
@@ -560,9 +545,9 @@ static void check_staged_cases(void)
     for (int r = 1; r < size; r++)
         if ((r % 2 ? r : -r) > (best % 2 ? best : -best))
             best = r;
-    tap_check(back[0].i == best && calls("ncclAllReduce") == before,
-              "MAXLOC on CUDA memory is staged (winner %d, NCCL untouched)",
-              back[0].i);
+    report_bool(back[0].i == best && calls("ncclAllReduce") == before,
+                "MAXLOC on CUDA memory is staged (winner %d, NCCL untouched)",
+                back[0].i);
     cudaFree(d);
 
     /* A user-defined op: staged, applied by pdmpi on the host. */
@@ -573,16 +558,16 @@ static void check_staged_cases(void)
     before = calls("ncclAllReduce");
     MPI_Allreduce(MPI_IN_PLACE, db, 1, MPI_UNSIGNED, bor, MPI_COMM_WORLD);
     from_dev(&got_bits, db, sizeof(got_bits));
-    tap_check(got_bits == (1u << size) - 1 && calls("ncclAllReduce") == before,
-              "a user op on CUDA memory is staged (0x%x)", got_bits);
+    report_bool(got_bits == (1u << size) - 1 && calls("ncclAllReduce") == before,
+                "a user op on CUDA memory is staged (0x%x)", got_bits);
     MPI_Op_free(&bor);
     cudaFree(db);
 
     int host_in = rank + 1, out = 0, *dev_out = dev_alloc(sizeof(int));
     MPI_Allreduce(&host_in, dev_out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     from_dev(&out, dev_out, sizeof(int));
-    tap_check(out == size * (size + 1) / 2,
-              "host input, CUDA output: staged, right sum");
+    report_bool(out == size * (size + 1) / 2,
+                "host input, CUDA output: staged, right sum");
     cudaFree(dev_out);
 
     /* Managed memory: the host may touch it; it takes the host path. */
@@ -592,9 +577,9 @@ static void check_staged_cases(void)
         m[i] = rank + i;
     before = calls("ncclAllReduce");
     MPI_Allreduce(MPI_IN_PLACE, m, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    tap_check(m[3] == size * (size - 1) / 2 + 3 * size,
-              "managed memory: right sum (%ld NCCL calls)",
-              calls("ncclAllReduce") - before);
+    report_bool(m[3] == size * (size - 1) / 2 + 3 * size,
+                "managed memory: right sum (%ld NCCL calls)",
+                calls("ncclAllReduce") - before);
     cudaFree(m);
 }
 
@@ -628,8 +613,8 @@ static void check_comm_cycle(bool routed)
         to_dev(d, &one, sizeof(int));
         MPI_Allreduce(MPI_IN_PLACE, d, 1, MPI_INT, MPI_SUM, dup);
         from_dev(&got, d, sizeof(int));
-        tap_check(got == hs, "round %d: allreduce on a split's dup (%d ranks)",
-                  round, hs);
+        report_bool(got == hs, "round %d: allreduce on a split's dup (%d ranks)",
+                    round, hs);
         cudaFree(d);
         MPI_Comm_free(&dup);
         MPI_Comm_free(&half);
@@ -640,15 +625,15 @@ static void check_comm_cycle(bool routed)
     }
     int fds_after = count_entries("/proc/self/fd");
     int threads_after = count_entries("/proc/self/task");
-    tap_check(fds_after == fds && threads_after == threads,
-              "split/dup/free rounds 2-3 leave descriptors (%d -> %d) and "
-              "threads (%d -> %d) as they were", fds, fds_after, threads,
-              threads_after);
+    report_bool(fds_after == fds && threads_after == threads,
+                "split/dup/free rounds 2-3 leave descriptors (%d -> %d) and "
+                "threads (%d -> %d) as they were", fds, fds_after, threads,
+                threads_after);
     long made = calls("ncclCommInitRank") - inits;
     long freed = calls("ncclCommDestroy") - gone;
-    tap_check(!routed || (made > 0 && made == freed),
-              "%ld NCCL communicators made and %ld destroyed by 3 split/dup/"
-              "free rounds", made, freed);
+    report_bool(!routed || (made > 0 && made == freed),
+                "%ld NCCL communicators made and %ld destroyed by 3 split/dup/"
+                "free rounds", made, freed);
 }
 
 static void run_refused(void)
@@ -660,15 +645,15 @@ static void run_refused(void)
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, msg, &len);
-    tap_check(rc != MPI_SUCCESS, "mixed host/CUDA allreduce is refused "
-              "under PDMPI_DEVICE_FALLBACK=error (%s)", msg);
+    report_bool(rc != MPI_SUCCESS, "mixed host/CUDA allreduce is refused "
+                "under PDMPI_DEVICE_FALLBACK=error (%s)", msg);
     float one = 1.0f, got = 0;
     float *f = dev_alloc(sizeof(float));
     to_dev(f, &one, sizeof(float));
     rc = MPI_Allreduce(MPI_IN_PLACE, f, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     from_dev(&got, f, sizeof(float));
-    tap_check(rc == MPI_SUCCESS && got == (float)size,
-              "a call NCCL takes still works afterwards");
+    report_bool(rc == MPI_SUCCESS && got == (float)size,
+                "a call NCCL takes still works afterwards");
     cudaFree(f);
     cudaFree(dev_out);
 }

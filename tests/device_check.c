@@ -15,7 +15,6 @@
  * Output is TAP; exit 0 when every check passes.
  */
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -32,21 +31,6 @@ int xpu_free(void *ptr);
 
 static int rank, size;
 static long (*bkcl_calls)(const char *name);
-
-/* One check: agreed over every rank, printed by rank 0. */
-__attribute__((format(printf, 2, 3)))
-static void tap_check(bool passed, const char *fmt, ...)
-{
-    char description[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(description, sizeof(description), fmt, ap);
-    va_end(ap);
-    struct verdict v = { "" };
-    if (!passed)
-        fail(&v, "wrong result or route");
-    report(&v, "%s", description);
-}
 
 static void *dev_alloc(size_t bytes)
 {
@@ -193,8 +177,8 @@ static void check_allreduce(enum kind k, MPI_Op op, const char *opname,
     for (size_t i = 0; i < n && bad == n; i++)
         if (get(recv, k, i) != fold(op, i))
             bad = i;
-    tap_check(bad == n, "allreduce %s %s count=%zu%s on XPU memory",
-              kinds[k].name, opname, n, in_place ? " in place" : "");
+    report_bool(bad == n, "allreduce %s %s count=%zu%s on XPU memory",
+                kinds[k].name, opname, n, in_place ? " in place" : "");
     xpu_free(send);
     xpu_free(recv);
     free(host);
@@ -211,7 +195,7 @@ static void check_rooted_and_gathers(size_t n)
     for (size_t i = 0; i < n && bad == n; i++)
         if (buf[i] != (float)(i % 1000))
             bad = i;
-    tap_check(bad == n, "bcast MPI_FLOAT count=%zu from rank %d", n, root);
+    report_bool(bad == n, "bcast MPI_FLOAT count=%zu from rank %d", n, root);
 
     float *all = dev_alloc(n * (size_t)size * sizeof(float));
     for (size_t i = 0; i < n; i++)
@@ -223,7 +207,7 @@ static void check_rooted_and_gathers(size_t n)
         for (size_t i = 0; i < n && bad; i++)
             if (all[(size_t)r * n + i] != (float)(r * 10000 + (int)(i % 1000)))
                 bad = 0;
-    tap_check(bad, "allgather MPI_FLOAT count=%zu", n);
+    report_bool(bad, "allgather MPI_FLOAT count=%zu", n);
 
     double *in = dev_alloc(n * sizeof(double)), *out = dev_alloc(n * sizeof(double));
     for (size_t i = 0; i < n; i++)
@@ -234,7 +218,7 @@ static void check_rooted_and_gathers(size_t n)
     for (size_t i = 0; rank == 0 && i < n && bad; i++)
         if (out[i] != fold(MPI_SUM, i))
             bad = 0;
-    tap_check(bad, "reduce MPI_DOUBLE MPI_SUM count=%zu to rank 0", n);
+    report_bool(bad, "reduce MPI_DOUBLE MPI_SUM count=%zu to rank 0", n);
 
     int *blocks = dev_alloc(n * (size_t)size * sizeof(int));
     int *mine = dev_alloc(n * sizeof(int));
@@ -246,7 +230,7 @@ static void check_rooted_and_gathers(size_t n)
     for (size_t i = 0; i < n && bad; i++)
         if (mine[i] != (int)fold(MPI_SUM, (size_t)rank * n + i))
             bad = 0;
-    tap_check(bad, "reduce_scatter_block MPI_INT MPI_SUM count=%zu", n);
+    report_bool(bad, "reduce_scatter_block MPI_INT MPI_SUM count=%zu", n);
 
     /* all-to-all through grouped send/receive */
     for (size_t i = 0; i < n * (size_t)size; i++)
@@ -260,7 +244,7 @@ static void check_rooted_and_gathers(size_t n)
             if (got[(size_t)r * n + i] !=
                 r * 1000000 + (int)((size_t)rank * n + i))
                 bad = 0;
-    tap_check(bad, "alltoall MPI_INT count=%zu", n);
+    report_bool(bad, "alltoall MPI_INT count=%zu", n);
 
     MPI_Gather(mine, (int)n, MPI_INT, rank == 0 ? got : NULL, (int)n, MPI_INT,
                0, MPI_COMM_WORLD);
@@ -269,7 +253,7 @@ static void check_rooted_and_gathers(size_t n)
         for (size_t i = 0; i < n && bad; i++)
             if (got[(size_t)r * n + i] != (int)fold(MPI_SUM, (size_t)r * n + i))
                 bad = 0;
-    tap_check(bad, "gather MPI_INT count=%zu to rank 0", n);
+    report_bool(bad, "gather MPI_INT count=%zu to rank 0", n);
 
     /* In place at the root: its own block is input and must survive
      * (staged, it is copied to host memory first). */
@@ -283,7 +267,7 @@ static void check_rooted_and_gathers(size_t n)
             if (got[(size_t)r * n + i] !=
                 (r == 0 ? -1 - (int)i : (int)fold(MPI_SUM, (size_t)r * n + i)))
                 bad = 0;
-    tap_check(bad, "gather MPI_INT count=%zu in place at rank 0", n);
+    report_bool(bad, "gather MPI_INT count=%zu in place at rank 0", n);
 
     xpu_free(buf);
     xpu_free(all);
@@ -308,9 +292,9 @@ static void check_staged_cases(void)
     for (int r = 1; r < size; r++)
         if ((r % 2 ? r : -r) > (best % 2 ? best : -best))
             best = r;
-    tap_check(pair[0].i == best && calls("bkcl_all_reduce") == before,
-              "MAXLOC on XPU memory is staged (winner %d, BKCL untouched)",
-              pair[0].i);
+    report_bool(pair[0].i == best && calls("bkcl_all_reduce") == before,
+                "MAXLOC on XPU memory is staged (winner %d, BKCL untouched)",
+                pair[0].i);
     xpu_free(pair);
 
     short *s = dev_alloc(4 * sizeof(short));
@@ -318,16 +302,16 @@ static void check_staged_cases(void)
         s[i] = (short)(rank + i);
     before = calls("bkcl_all_reduce");
     MPI_Allreduce(MPI_IN_PLACE, s, 4, MPI_SHORT, MPI_SUM, MPI_COMM_WORLD);
-    tap_check(s[3] == size * (size - 1) / 2 + 3 * size &&
+    report_bool(s[3] == size * (size - 1) / 2 + 3 * size &&
                   calls("bkcl_all_reduce") == before,
-              "MPI_SHORT (no BKCL type) on XPU memory is staged");
+                "MPI_SHORT (no BKCL type) on XPU memory is staged");
     xpu_free(s);
 
     /* one buffer on the host, one on the device */
     int host_in = rank + 1, *dev_out = dev_alloc(sizeof(int));
     MPI_Allreduce(&host_in, dev_out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    tap_check(*dev_out == size * (size + 1) / 2,
-              "host input, XPU output: staged, right sum");
+    report_bool(*dev_out == size * (size + 1) / 2,
+                "host input, XPU output: staged, right sum");
     xpu_free(dev_out);
 }
 
@@ -353,7 +337,7 @@ static void check_average(void)
         passed = passed && f[i] == want_f && ints[i] == sum / size &&
                  di[i] == -sum / size;
     }
-    tap_check(passed, "MPIX_OP_AVG on host and XPU memory (XPU staged)");
+    report_bool(passed, "MPIX_OP_AVG on host and XPU memory (XPU staged)");
     xpu_free(f);
     xpu_free(di);
 }
@@ -377,9 +361,9 @@ static void run_checks(const char *mode)
                 expected++;
             }
     long routed_calls = calls("bkcl_all_reduce") - before;
-    tap_check(routed ? routed_calls == expected : routed_calls == 0,
-              "%ld of %d allreduces reached BKCL (%s)", routed_calls,
-              expected, routed ? "all expected" : "none expected");
+    report_bool(routed ? routed_calls == expected : routed_calls == 0,
+                "%ld of %d allreduces reached BKCL (%s)", routed_calls,
+                expected, routed ? "all expected" : "none expected");
     before = calls("bkcl_all_gather") + calls("bkcl_broadcast") +
              calls("bkcl_reduce") + calls("bkcl_reduce_scatter") +
              calls("bkcl_send");
@@ -388,9 +372,9 @@ static void run_checks(const char *mode)
     long others = calls("bkcl_all_gather") + calls("bkcl_broadcast") +
                   calls("bkcl_reduce") + calls("bkcl_reduce_scatter") +
                   calls("bkcl_send") - before;
-    tap_check(routed ? (size == 1 || others > 0) : others == 0,
-              "bcast/allgather/reduce/reduce_scatter/alltoall/gather: %ld "
-              "BKCL calls (%s)", others, routed ? "some expected" : "none expected");
+    report_bool(routed ? (size == 1 || others > 0) : others == 0,
+                "bcast/allgather/reduce/reduce_scatter/alltoall/gather: %ld "
+                "BKCL calls (%s)", others, routed ? "some expected" : "none expected");
     check_staged_cases();
     check_average();
 }
@@ -404,13 +388,13 @@ static void run_refused(void)
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, msg, &len);
-    tap_check(rc != MPI_SUCCESS, "mixed host/XPU allreduce is refused "
-              "under PDMPI_DEVICE_FALLBACK=error (%s)", msg);
+    report_bool(rc != MPI_SUCCESS, "mixed host/XPU allreduce is refused "
+                "under PDMPI_DEVICE_FALLBACK=error (%s)", msg);
     float *f = dev_alloc(sizeof(float));
     *f = 1.0f;
     rc = MPI_Allreduce(MPI_IN_PLACE, f, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    tap_check(rc == MPI_SUCCESS && *f == (float)size,
-              "a call BKCL takes still works afterwards");
+    report_bool(rc == MPI_SUCCESS && *f == (float)size,
+                "a call BKCL takes still works afterwards");
     xpu_free(f);
     xpu_free(dev_out);
 }

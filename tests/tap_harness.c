@@ -82,6 +82,19 @@ void report(const struct verdict *v, const char *fmt, ...)
     report_as(EXPECT_PASS, NULL, v, description);
 }
 
+void report_bool(bool passed, const char *fmt, ...)
+{
+    char description[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(description, sizeof(description), fmt, ap);
+    va_end(ap);
+    struct verdict v = { "" };
+    if (!passed)
+        fail(&v, "wrong result or route");
+    report_as(EXPECT_PASS, NULL, &v, description);
+}
+
 /* Not attempted; counts as passed. Not collective. */
 void report_skip(const char *why, const char *fmt, ...)
 {

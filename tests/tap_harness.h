@@ -42,6 +42,9 @@ void report_as(enum expectation expect, const char *why,
                const struct verdict *v, const char *description);
 __attribute__((format(printf, 2, 3)))
 void report(const struct verdict *v, const char *fmt, ...);
+/* A check that passed or not, with no detail to add. Collective. */
+__attribute__((format(printf, 2, 3)))
+void report_bool(bool passed, const char *fmt, ...);
 /* Not attempted; counts as passed. Not collective. */
 __attribute__((format(printf, 2, 3)))
 void report_skip(const char *why, const char *fmt, ...);

@@ -16,7 +16,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -25,6 +24,7 @@
 #include <string.h>
 
 #include "backend/dccl/bkcl_api.h"
+#include "../ccl_double/devices.h"
 
 #define DEFAULT_DEVICES 8
 #define MAX_DEVICES 4096        /* sanity bound for XPU_DOUBLE_DEVICES */
@@ -63,45 +63,12 @@ struct stream {
     unsigned magic;
 };
 
-/* Number of entries in a comma list; blank (only spaces) means none. */
-static int count_list_entries(const char *list)
-{
-    int entries = 0;
-    int in_entry = 0;
-
-    for (const char *p = list; *p; p++) {
-        if (*p == ',') {
-            in_entry = 0;
-        } else if (!isspace((unsigned char)*p) && !in_entry) {
-            in_entry = 1;
-            entries++;
-        }
-    }
-    return entries;
-}
-
 /* Device count from the environment, re-read on every call so tests can
  * change it between calls. */
 static int visible_devices(void)
 {
-    const char *visible = getenv("XPU_VISIBLE_DEVICES");
-    const char *forced = getenv("XPU_DOUBLE_DEVICES");
-
-    if (visible)
-        return count_list_entries(visible);
-    if (forced && *forced) {
-        char *end;
-        long n;
-
-        errno = 0;
-        n = strtol(forced, &end, 10);
-        if (errno == 0 && *end == '\0' && n >= 0 && n <= MAX_DEVICES)
-            return (int)n;
-        fprintf(stderr, "xpurt double: ignoring XPU_DOUBLE_DEVICES=\"%s\" "
-                "(want an integer in [0, %d]); using %d devices\n",
-                forced, MAX_DEVICES, DEFAULT_DEVICES);
-    }
-    return DEFAULT_DEVICES;
+    return ccl_visible_devices("XPU_VISIBLE_DEVICES", "XPU_DOUBLE_DEVICES",
+                               DEFAULT_DEVICES, MAX_DEVICES, "xpurt double");
 }
 
 int xpu_device_count(int *count)

@@ -29,7 +29,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -46,6 +45,7 @@
 
 #include "cudart_double.h"
 #include "../ccl_double/counts.h"
+#include "../ccl_double/devices.h"
 
 #define DEFAULT_DEVICES 8
 #define MAX_DEVICES 4096
@@ -146,41 +146,11 @@ cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 
 static _Thread_local int current_device;
 
-static int count_list_entries(const char *list)
-{
-    int entries = 0, in_entry = 0;
-
-    for (const char *p = list; *p; p++) {
-        if (*p == ',')
-            in_entry = 0;
-        else if (!isspace((unsigned char)*p) && !in_entry) {
-            in_entry = 1;
-            entries++;
-        }
-    }
-    return entries;
-}
-
 /* Re-read on every call so tests can change it between calls. */
 static int visible_devices(void)
 {
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    const char *forced = getenv("CUDA_DOUBLE_DEVICES");
-
-    if (visible)
-        return count_list_entries(visible);
-    if (forced && *forced) {
-        char *end;
-        long n;
-
-        errno = 0;
-        n = strtol(forced, &end, 10);
-        if (errno == 0 && *end == '\0' && n >= 0 && n <= MAX_DEVICES)
-            return (int)n;
-        fprintf(stderr, "cudart double: ignoring CUDA_DOUBLE_DEVICES=\"%s\" "
-                "(want an integer in [0, %d])\n", forced, MAX_DEVICES);
-    }
-    return DEFAULT_DEVICES;
+    return ccl_visible_devices("CUDA_VISIBLE_DEVICES", "CUDA_DOUBLE_DEVICES",
+                               DEFAULT_DEVICES, MAX_DEVICES, "cudart double");
 }
 
 cudaError_t cudaGetDeviceCount(int *count)
