@@ -176,6 +176,17 @@ for how in recv any; do
         sh -c "[ $took -le 15 ] && grep -Eq 'rank 2 \(another host, pid [0-9]+\), which this receive waits for, is gone' '$PD_TMP/orphan'"
 done
 
+# The same with the store's own rank: rank 0 (host A), which serves the
+# store under PaddlePaddle's variables, dies while rank 2 (host B) waits
+# to receive from it; the store that refuses connections tells it.
+start=$(date +%s)
+PDMPI_TIMEOUT=60 paddle_run master "$addr_a" 3 "$shm_check" --orphan recv 0 2 \
+    > "$PD_TMP/orphan0" 2>&1
+took=$(($(date +%s) - start))
+grep -v '^shm_check: rank' "$PD_TMP/orphan0" | sed 's/^/# /' | head -3
+check "2 hosts: MPI_Recv from rank 0, the store's host, that dies: named with the store (${took}s for the whole run)" \
+    sh -c "[ $took -le 15 ] && grep -Eq 'rank 2: MPI_Recv on MPI_COMM_WORLD: .*rank 0 \(another host, pid [0-9]+\), which this receive waits for, is gone: .*store' '$PD_TMP/orphan0'"
+
 PD_RANK_NETNS="$ns_a $ns_a $ns_a $ns_b"
 PD_RANK_ADDRS="$addr_a $addr_a $addr_a $addr_b"
 expect_world "PaddlePaddle PADDLE_MASTER, 3 + 1" paddle 4 "" 2 \
