@@ -108,7 +108,7 @@ timed "np 2: rank 1 frozen: the report places and dates its last call" 15 \
 # for).
 for np in 2 3 4; do
     timed "np $np, gloo: rank 1 stops inside a run of 16 MiB allreduces" \
-        15 "(it was waiting for rank 1 \(on [^,]+, pid [0-9]+\)|rank 1 \(on [^,]+, pid [0-9]+\) did not answer)" \
+        15 "(it was waiting for rank 1 \((on )?[^,]+, pid [0-9]+\)|rank 1 \((on )?[^,]+, pid [0-9]+\) did not answer)" \
         env PDMPI_SHM=0 PDMPI_TIMEOUT=3 "$PDMPIRUN" -np "$np" "$shm_check" \
         --freeze-during 1 12
 done

@@ -208,10 +208,24 @@ static bool pd_calls_publishing(void)
     return publishing;
 }
 
+/* What the world says of world rank w where the store has no entry for
+ * it (a rank that stopped before its first publication): its pid when it
+ * shares this host. */
+static void pd_calls_where_known(int w, char *buf, size_t len)
+{
+    const struct pd_world *world = &pd_rt.world;
+    if (world->node_of == NULL || world->pid_of == NULL)
+        buf[0] = '\0';
+    else if (world->node_of[w] == world->node_of[world->rank])
+        snprintf(buf, len, " (%s, pid %d)", pd_rt.host, world->pid_of[w]);
+    else
+        snprintf(buf, len, " (another host)");
+}
+
 void pd_calls_where_rank(struct ompi_communicator_t *comm, int r, char *buf,
                          size_t len)
 {
-    buf[0] = '\0';
+    pd_calls_where_known(pd_comm_world_rank(comm, r), buf, len);
     if (!pd_calls_publishing())
         return;
     size_t vlen;

@@ -29,7 +29,8 @@ void pd_calls_stall_table(struct ompi_communicator_t *comm, char *buf,
                           size_t len);
 
 /* " (on vm, pid 812)" for rank r of comm into buf, from its entry in the
- * store (asked for at most 200 ms); "" where there is none. */
+ * store (asked for at most 200 ms); where there is none, " (vm, pid 812)"
+ * for a rank of this host, " (another host)" for one of another. */
 void pd_calls_where_rank(struct ompi_communicator_t *comm, int r, char *buf,
                          size_t len);
 
