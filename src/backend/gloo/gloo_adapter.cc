@@ -141,6 +141,13 @@ struct P2PHeader {
 constexpr uint8_t kP2PHeaderSlotPrefix = 0x22;
 constexpr uint8_t kP2PPayloadSlotPrefix = 0x23;
 
+/* A payload up to this size travels in one message with its header.
+ * gloo's sends are a rendezvous (announced, answered by the posted
+ * receive, then written), so a second message for the payload would cost
+ * a second round trip through both sides' loop threads; larger payloads
+ * follow their header on a slot of their own, received in place. */
+constexpr size_t kP2PEagerBytes = 64 * 1024;
+
 /* The receiving thread waits for the next header with no deadline (an
  * idle communicator is no error); MPI_Comm_free aborts that wait. gloo's
  * own timeouts would close the whole context. */
@@ -150,6 +157,7 @@ constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 365);
 
 struct pd_p2p_send {
   P2PHeader header;
+  std::vector<unsigned char> packed;  // header and an eager payload
   std::unique_ptr<gloo::transport::UnboundBuffer> header_buf;
   std::unique_ptr<gloo::transport::UnboundBuffer> payload_buf;
 };
@@ -458,18 +466,21 @@ static void pd_gloo_receive_loop(pd_backend_comm* comm,
   for (int r = 0; r < comm->size; r++)
     if (r != comm->rank)
       peers.push_back(r);
+  /* Room for a header and an eager payload; a header alone (of a larger
+   * message) fits too: gloo takes any message up to the posted size. */
+  std::vector<unsigned char> inbox(sizeof(P2PHeader) + kP2PEagerBytes);
   try {
     for (;;) {
       P2PHeader header;
       auto header_buf =
-          comm->context->createUnboundBuffer(&header, sizeof(header));
+          comm->context->createUnboundBuffer(inbox.data(), inbox.size());
       {
         std::lock_guard<std::mutex> lock(comm->receiver_mutex);
         if (comm->receiver_stopping)
           return;
         comm->receiver_waiting = header_buf.get();
       }
-      header_buf->recv(peers, header_slot, 0, sizeof(header));
+      header_buf->recv(peers, header_slot, 0, inbox.size());
       int src = -1;
       bool got = header_buf->waitRecv(&src, kNoDeadline);
       {
@@ -478,11 +489,15 @@ static void pd_gloo_receive_loop(pd_backend_comm* comm,
       }
       if (!got)
         return;  // stopped
+      memcpy(&header, inbox.data(), sizeof(header));
       void* data = malloc(header.bytes > 0 ? header.bytes : 1);
       if (data == nullptr)
         throw std::runtime_error("out of memory for a " +
                                  std::to_string(header.bytes) + "-byte message");
-      if (header.bytes > 0) {
+      if (header.bytes <= kP2PEagerBytes) {
+        if (header.bytes > 0)
+          memcpy(data, inbox.data() + sizeof(header), header.bytes);
+      } else {
         /* The payload follows its header on the same pair, so taking it
          * now keeps each sender's messages in order. */
         auto payload_buf = comm->context->createUnboundBuffer(data, header.bytes);
@@ -530,10 +545,21 @@ static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
     send->header.reserved = 0;
     /* Header and payload are posted together, in call order, so messages
      * from this rank reach the peer in the order they were sent. */
+    const uint64_t header_slot = gloo::Slot::build(kP2PHeaderSlotPrefix, 0);
+    if (bytes <= kP2PEagerBytes) {
+      send->packed.resize(sizeof(send->header) + bytes);
+      memcpy(send->packed.data(), &send->header, sizeof(send->header));
+      if (bytes > 0)
+        memcpy(send->packed.data() + sizeof(send->header), data, bytes);
+      send->header_buf = comm->context->createUnboundBuffer(
+          send->packed.data(), send->packed.size());
+      send->header_buf->send(dst, header_slot, 0, send->packed.size());
+      *out = send.release();
+      return PD_BACKEND_OK;
+    }
     send->header_buf =
         comm->context->createUnboundBuffer(&send->header, sizeof(send->header));
-    send->header_buf->send(dst, gloo::Slot::build(kP2PHeaderSlotPrefix, 0), 0,
-                           sizeof(send->header));
+    send->header_buf->send(dst, header_slot, 0, sizeof(send->header));
     if (bytes > 0) {
       send->payload_buf =
           comm->context->createUnboundBuffer(const_cast<void*>(data), bytes);
