@@ -29,16 +29,6 @@ static int pd_agree_trade(const struct pd_agree_ctx *x, uint32_t tag,
     return pd_coll_step_failed(x, tag, status, what, &e, fail);
 }
 
-/* Whether a rank of x's communicator on this host has ended (the
- * failure is then named by pd_coll_backend_failed). */
-static bool pd_agree_rank_gone(const struct pd_agree_ctx *x)
-{
-    for (int r = 0; r < x->comm->size; r++)
-        if (pd_runtime_local_rank_gone(pd_comm_world_rank(x->comm, r)))
-            return true;
-    return false;
-}
-
 /* Ranks of a stalled step time out within moments of each other. */
 #define PD_ANSWER_WINDOW_MS 2000
 
@@ -54,10 +44,12 @@ int pd_coll_step_failed(const struct pd_agree_ctx *x, uint32_t tag,
         snprintf(e->msg + n, sizeof(e->msg) - n,
                  "; it was waiting for rank %d%s", r, where);
     } else if ((status == PD_BACKEND_ERR_TIMEOUT ||
-                (status == PD_BACKEND_ERR_IO && !pd_agree_rank_gone(x))) &&
+                (status == PD_BACKEND_ERR_IO &&
+                 pd_runtime_comm_rank_gone(x->comm) < 0)) &&
                x->size > 1) {
         /* A lost connection with every rank of this host alive is often
-         * a peer's own timeout closing its pairs: find who stopped. */
+         * a peer's own timeout closing its pairs: find who stopped (a rank
+         * of this host that is gone is named by pd_coll_backend_failed). */
         int window = pd_rt.config.timeout_ms < PD_ANSWER_WINDOW_MS
                          ? pd_rt.config.timeout_ms : PD_ANSWER_WINDOW_MS;
         int r = pd_calls_silent_rank(x->comm, tag, x->comm_rank_of, x->size,

@@ -1,5 +1,4 @@
 /* comm's device-CCL context, created by its first device call. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/log.h"
@@ -46,19 +45,10 @@ static int pd_check_distinct_devices(struct ompi_communicator_t *comm,
 /* Asked while a device call waits for its stream: a rank of comm on this
  * host whose process has ended will never arrive, and the device library
  * would wait for it forever. (Across hosts the library's own connections
- * report a peer that is gone.) */
-static bool pd_device_peer_gone(void *ctx, char *why, size_t whylen)
+ * report a peer that is gone; the failure names the ranks.) */
+static bool pd_device_peer_gone(void *ctx)
 {
-    struct ompi_communicator_t *comm = ctx;
-    for (int r = 0; r < comm->size; r++) {
-        int w = pd_comm_world_rank(comm, r);
-        if (r != comm->rank && pd_runtime_local_rank_gone(w)) {
-            snprintf(why, whylen, "rank %d (pid %d, this host) is gone", r,
-                     pd_rt.world.pid_of[w]);
-            return true;
-        }
-    }
-    return false;
+    return pd_runtime_comm_rank_gone(ctx) >= 0;
 }
 
 int pd_comm_device(struct ompi_communicator_t *comm,

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "boot/shm_name.h"
 #include "boot/store.h"
+#include "core/comm.h"
 #include "core/runtime.h"
 
 struct pd_runtime pd_rt;
@@ -28,6 +29,14 @@ bool pd_runtime_local_rank_gone(int w)
            world->node_of != NULL &&
            world->node_of[w] == world->node_of[world->rank] &&
            pd_process_gone((pid_t)world->pid_of[w]);
+}
+
+int pd_runtime_comm_rank_gone(const struct ompi_communicator_t *comm)
+{
+    for (int r = 0; r < comm->size; r++)
+        if (pd_runtime_local_rank_gone(pd_comm_world_rank(comm, r)))
+            return r;
+    return -1;
 }
 
 /* The connection remote checks use: their own, so that they never wait

@@ -36,6 +36,11 @@ static inline int pd_runtime_state(void)
  * (its pid is gone or a zombie); false where pids are not known. */
 bool pd_runtime_local_rank_gone(int w);
 
+/* The first rank of comm on this host whose process has ended (the
+ * calling rank aside), or -1. */
+struct ompi_communicator_t;
+int pd_runtime_comm_rank_gone(const struct ompi_communicator_t *comm);
+
 /* Whether world rank w, a process of another host, has ended: it holds
  * no connection to the job's store any more, or the store itself is gone
  * (refused: its host's launcher or rank ended). Asks the store at most

@@ -16,7 +16,7 @@ struct pd_dccl_comm {
     int rank;
     int size;
     int timeout_ms;
-    bool (*peer_gone)(void *ctx, char *why, size_t whylen);
+    bool (*peer_gone)(void *ctx);
     void *peer_gone_ctx;
     bool broken;                    /* a wait failed: only abort is left */
 };
@@ -202,9 +202,7 @@ static int pd_dccl_finish(struct pd_dccl_comm *c, int launched, char *err,
             pd_dccl_break(c);
             return PD_BACKEND_ERR_IO;
         }
-        char why[256];
-        if (c->peer_gone != NULL &&
-            c->peer_gone(c->peer_gone_ctx, why, sizeof(why))) {
+        if (c->peer_gone != NULL && c->peer_gone(c->peer_gone_ctx)) {
             /* The caller names every rank of this host that is gone. */
             snprintf(err, errlen, "the %s operation cannot complete: a "
                      "rank it waits for has ended", c->d->b->name);

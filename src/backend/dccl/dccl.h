@@ -137,9 +137,9 @@ struct pd_dccl_comm_init {
     const char *store_prefix;       /* unique per communicator and job */
     int timeout_ms;
     /* Asked every PD_DCCL_WATCH_MS while a call waits for its stream:
-     * whether a rank it needs has ended (why names it). A device library
-     * would wait for a dead peer forever. NULL: not watched. */
-    bool (*peer_gone)(void *ctx, char *why, size_t whylen);
+     * whether a rank it needs has ended. A device library would wait for
+     * a dead peer forever. NULL: not watched. */
+    bool (*peer_gone)(void *ctx);
     void *peer_gone_ctx;
 };
 #define PD_DCCL_WATCH_MS 100
