@@ -159,9 +159,12 @@ if [ -x "$cuda_check" ] && [ -f "$cuda_doubles/libnccl.so" ]; then
         faulty "np $np, NCCL: rank 1 skips an allreduce for a barrier" 15 \
             "rank [02-9]: MPI_Allreduce on MPI_COMM_WORLD: .*via nccl .*did not complete within 3 s; last calls of the other ranks: .*rank 1: MPI_Barrier" \
             paddle_run master 127.0.0.1 "$np" "$cuda_check" skip 1
-        # NCCL itself does not compare counts (nor does pdmpi's device
-        # path, which adds no host round trip to a device call): a
-        # mismatch is caught by PDMPI_CHECK.
+        # NCCL itself compares no counts: the ranks of one host note each
+        # device call in shared memory and compare them as they wait.
+        faulty "np $np, NCCL: rank 1 passes another count" 8 \
+            "rank [0-9]: MPI_Allreduce on MPI_COMM_WORLD: MPI_ERR_OTHER: allreduce via nccl on MPI_COMM_WORLD failed: ranks are in different collectives: rank [0-9] is in allreduce of 4194304 bytes, rank 1 in allreduce of 4190304 bytes" \
+            paddle_run master 127.0.0.1 "$np" "$cuda_check" count 1
+        # Across hosts only PDMPI_CHECK's host round trip compares them.
         fault_env=PDMPI_CHECK=1
         faulty "np $np, NCCL, PDMPI_CHECK=1: rank 1 passes another count" 8 \
             "MPI_Allreduce on MPI_COMM_WORLD: MPI_ERR_OTHER: PDMPI_CHECK: the ranks of MPI_COMM_WORLD are in different calls: .*rank 1: MPI_Allreduce of 4190304 bytes" \

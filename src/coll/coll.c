@@ -70,6 +70,23 @@ int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
     return errclass;
 }
 
+struct pd_call_sig pd_coll_sig(const struct pd_coll *c, int reduction_elem)
+{
+    struct pd_call_sig sig = { .kind = (uint8_t)c->kind, .root = c->root };
+    if (reduction_elem >= 0) {
+        sig.op = (uint8_t)c->op->id;
+        sig.elem = (uint8_t)reduction_elem;
+        sig.bytes = c->count * pd_type_extent(c->type);
+        return sig;
+    }
+    sig.elem = c->signature;
+    if (c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER) {
+        sig.bytes = c->kind == PD_COLL_ALLGATHER
+                        ? c->count * (size_t)c->comm->size : c->count;
+    }
+    return sig;
+}
+
 void *pd_coll_alloc(size_t bytes, struct pd_fail *fail)
 {
     void *p = malloc(bytes ? bytes : 1);

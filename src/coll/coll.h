@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/call_sig.h"
 #include "base/coll_kind.h"
 #include "core/comm.h"
 
@@ -68,6 +69,12 @@ void pd_coll_block_span(const struct pd_coll *c, int r, size_t *from,
 int pd_coll_backend_failed(int status, struct ompi_communicator_t *comm,
                            const char *what, const char *detail,
                            struct pd_fail *fail);
+
+/* What ranks compare before they move c's data: its kind, root and the
+ * whole call's bytes where those are the same on every rank; a
+ * reduction's op and element kind reduction_elem (enum pd_elem_kind), a
+ * move's datatype signature (reduction_elem < 0). */
+struct pd_call_sig pd_coll_sig(const struct pd_coll *c, int reduction_elem);
 
 /* malloc that names the size in fail when it fails. */
 void *pd_coll_alloc(size_t bytes, struct pd_fail *fail);

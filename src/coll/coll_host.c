@@ -36,26 +36,6 @@ typedef int (*pd_host_algo)(const struct pd_host_call *hc,
 
 /* ---- flat: one step of the host backend ------------------------------ */
 
-/* What ranks agree on before c's steps and exchanges on the host
- * backend; a reduction's op and element kind from red. */
-static struct pd_call_sig pd_host_sig(const struct pd_coll *c,
-                                      const struct pd_reduction *red)
-{
-    struct pd_call_sig sig = { .kind = (uint8_t)c->kind, .root = c->root };
-    if (red != NULL) {
-        sig.op = (uint8_t)c->op->id;
-        sig.elem = (uint8_t)red->elem_kind;
-        sig.bytes = c->count * pd_type_extent(c->type);
-        return sig;
-    }
-    sig.elem = c->signature;
-    if (c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER) {
-        sig.bytes = c->kind == PD_COLL_ALLGATHER
-                        ? c->count * (size_t)c->comm->size : c->count;
-    }
-    return sig;
-}
-
 /* PD_BACKEND_ERR_UNSUPPORTED is returned as is (no message) when the
  * backend lacks the step or cannot take this element size; every other
  * failure becomes an MPI error class in fail. */
@@ -115,7 +95,7 @@ static int pd_flat_reduction(const struct pd_host_call *hc,
                                              c->count * pd_type_extent(c->type))
                          : PD_ALGO_DEFAULT,
     };
-    struct pd_call_sig sig = pd_host_sig(c, &hc->red);
+    struct pd_call_sig sig = pd_coll_sig(c, (int)hc->red.elem_kind);
     return pd_step(c, &sig, c->kind, &args, fail);
 }
 
@@ -129,7 +109,7 @@ static int pd_flat_move(const struct pd_host_call *hc, struct pd_fail *fail)
                      : c->kind == PD_COLL_ALLGATHER ? PD_ALGO_RING
                                                     : PD_ALGO_DEFAULT,
     };
-    struct pd_call_sig sig = pd_host_sig(c, NULL);
+    struct pd_call_sig sig = pd_coll_sig(c, -1);
     return pd_step(c, &sig, c->kind, &args, fail);
 }
 
@@ -153,7 +133,7 @@ static int pd_exchange(const struct pd_coll *c, const struct pd_p2p_op *msgs,
     pd_stats_way(PD_WAY_HOST);
     const char *what = pd_coll_kind_name(c->kind);
     struct pd_agree_ctx x = { comm, ops, bc, comm->size, NULL };
-    struct pd_agree_rec rec = { .call = pd_host_sig(c, NULL),
+    struct pd_agree_rec rec = { .call = pd_coll_sig(c, -1),
                                 .step = (uint8_t)c->kind, .root = c->root };
     int rc = pd_coll_agree(&x, c->tag, &rec, what, fail);
     if (rc == MPI_SUCCESS)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "coll/devcoll.h"
+#include "coll/hier.h"
 #include "core/op.h"
 #include "core/runtime.h"
 #include "core/stats.h"
@@ -221,9 +222,46 @@ static int pd_device_copy(void *dst, const void *src, size_t bytes,
 static const struct pd_path pd_device_path = { pd_device_exchange,
                                                pd_device_copy };
 
+/* Note c as this rank's device call for the ranks of its host to compare
+ * (the device library compares nothing: a rank in another call would
+ * leave the others waiting, or mix data of different shapes). */
+static void pd_device_note_call(const struct pd_coll *c)
+{
+    struct pd_comm_state *st = c->comm->state;
+    bool reduction = c->op != NULL && c->type != NULL;
+    st->dev_call = pd_coll_sig(c, reduction ? (int)pd_type_elem_kind(c->type)
+                                            : -1);
+    st->dev_call_n = c->tag;
+    pd_hier_note_call(pd_hier_if_known(c->comm), c->tag, &st->dev_call);
+}
+
+/* After a device call that completed: the ranks of this host that noted
+ * the same call number were in the same call. */
+static int pd_device_compare_call(const struct pd_coll *c, int rc,
+                                  struct pd_fail *fail)
+{
+    struct pd_comm_state *st = c->comm->state;
+    char why[400];
+    if (rc != MPI_SUCCESS ||
+        pd_hier_compare_call(pd_hier_if_known(c->comm), st->dev_call_n,
+                             &st->dev_call, why, sizeof(why)) ==
+            PD_BACKEND_OK)
+        return rc;
+    return pd_device_failed(PD_BACKEND_ERR_MISMATCH, c->comm,
+                            pd_coll_kind_name(c->kind), why, fail);
+}
+
+static int pd_devcoll_launch(const struct pd_coll *c, struct pd_fail *fail);
+
 int pd_devcoll_run(const struct pd_coll *c, struct pd_fail *fail)
 {
     pd_stats_way(PD_WAY_DEVICE);
+    pd_device_note_call(c);
+    return pd_device_compare_call(c, pd_devcoll_launch(c, fail), fail);
+}
+
+static int pd_devcoll_launch(const struct pd_coll *c, struct pd_fail *fail)
+{
     switch (c->kind) {
     case PD_COLL_ALLGATHERV:
     case PD_COLL_GATHERV:

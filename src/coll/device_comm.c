@@ -1,8 +1,10 @@
 /* comm's device-CCL context, created by its first device call. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/log.h"
 #include "coll/devcoll.h"
+#include "coll/hier.h"
 #include "core/runtime.h"
 
 /*
@@ -43,12 +45,21 @@ static int pd_check_distinct_devices(struct ompi_communicator_t *comm,
 }
 
 /* Asked while a device call waits for its stream: a rank of comm on this
- * host whose process has ended will never arrive, and the device library
- * would wait for it forever. (Across hosts the library's own connections
- * report a peer that is gone; the failure names the ranks.) */
-static bool pd_device_peer_gone(void *ctx)
+ * host whose process has ended will never arrive, nor will one that is in
+ * another call, and the device library would wait for either forever.
+ * (Across hosts the library's own connections report a peer that is
+ * gone; the failure names the ranks.) */
+static int pd_device_watch(void *ctx, char *why, size_t len)
 {
-    return pd_runtime_comm_rank_gone(ctx) >= 0;
+    struct ompi_communicator_t *comm = ctx;
+    if (pd_runtime_comm_rank_gone(comm) >= 0) {
+        /* The caller names every rank of this host that is gone. */
+        snprintf(why, len, "a rank it waits for has ended");
+        return PD_BACKEND_ERR_IO;
+    }
+    struct pd_comm_state *st = comm->state;
+    return pd_hier_compare_call(pd_hier_if_known(comm), st->dev_call_n,
+                                &st->dev_call, why, len);
 }
 
 int pd_comm_device(struct ompi_communicator_t *comm,
@@ -80,8 +91,8 @@ int pd_comm_device(struct ompi_communicator_t *comm,
         .store = store,
         .store_prefix = st->id,
         .timeout_ms = pd_rt.config.timeout_ms,
-        .peer_gone = pd_device_peer_gone,
-        .peer_gone_ctx = comm,
+        .watch = pd_device_watch,
+        .watch_ctx = comm,
     };
     struct pd_dccl_comm *dc = NULL;
     rc = pd_dccl_comm_create(d, &init, &dc, err, sizeof(err));

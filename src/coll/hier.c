@@ -164,6 +164,33 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
     return MPI_SUCCESS;
 }
 
+struct pd_hier *pd_hier_if_known(struct ompi_communicator_t *comm)
+{
+    struct pd_comm_state *st = comm->state;
+    return __atomic_load_n(&st->hier_known, __ATOMIC_ACQUIRE) ? st->hier
+                                                              : NULL;
+}
+
+void pd_hier_note_call(struct pd_hier *h, uint32_t n,
+                       const struct pd_call_sig *call)
+{
+    if (h != NULL && h->shm != NULL)
+        pd_shm_note_call(h->shm, n, call);
+}
+
+int pd_hier_compare_call(struct pd_hier *h, uint32_t n,
+                         const struct pd_call_sig *call, char *why,
+                         size_t len)
+{
+    if (h == NULL || h->shm == NULL)
+        return PD_BACKEND_OK;
+    struct pd_backend_error err;
+    int status = pd_shm_compare_call(h->shm, n, call, &err);
+    if (status != PD_BACKEND_OK)
+        snprintf(why, len, "%s", err.msg);
+    return status;
+}
+
 int pd_hier_get(struct ompi_communicator_t *comm, struct pd_hier **out,
                 struct pd_fail *fail)
 {

@@ -27,6 +27,21 @@ int pd_hier_get(struct ompi_communicator_t *comm, struct pd_hier **out,
                 struct pd_fail *fail);
 void pd_hier_free(struct pd_hier *h);
 
+/* comm's hierarchy where it is set up already, else NULL (never
+ * collective: for calls that do not use it themselves). */
+struct pd_hier *pd_hier_if_known(struct ompi_communicator_t *comm);
+
+/* A call whose data moves elsewhere (the device path), compared with the
+ * ranks of this host without waiting for them (backend/shm's noted
+ * calls): note it before it starts; compare while it waits and after it
+ * ends. PD_BACKEND_ERR_MISMATCH with both calls named in why when a rank
+ * of this host noted call n as another call. Nothing with h NULL. */
+void pd_hier_note_call(struct pd_hier *h, uint32_t n,
+                       const struct pd_call_sig *call);
+int pd_hier_compare_call(struct pd_hier *h, uint32_t n,
+                         const struct pd_call_sig *call, char *why,
+                         size_t len);
+
 /* Every rank of comm on one host. */
 bool pd_hier_single_host(const struct pd_hier *h);
 

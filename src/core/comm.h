@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "base/call_sig.h"
 #include "base/fail.h"
 #include "core/objects.h"
 
@@ -51,6 +52,10 @@ struct pd_comm_state {
     struct pd_dccl_comm *dev_comm;       /* device CCL, on first device call */
     struct pd_hier *hier;                /* host path by host (coll/hier.c) */
     bool hier_known;                     /* hier decided (may be NULL) */
+    /* The device call in progress and its number (coll/devcoll.c), which
+     * the device wait compares with the local ranks' calls. */
+    struct pd_call_sig dev_call;
+    uint32_t dev_call_n;
     uint64_t calls;                      /* collective calls entered */
 };
 

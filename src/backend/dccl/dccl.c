@@ -16,8 +16,8 @@ struct pd_dccl_comm {
     int rank;
     int size;
     int timeout_ms;
-    bool (*peer_gone)(void *ctx);
-    void *peer_gone_ctx;
+    int (*watch)(void *ctx, char *why, size_t len);
+    void *watch_ctx;
     bool broken;                    /* a wait failed: only abort is left */
 };
 
@@ -122,8 +122,8 @@ int pd_dccl_comm_create(struct pd_dccl *d,
     c->rank = init->rank;
     c->size = init->size;
     c->timeout_ms = init->timeout_ms;
-    c->peer_gone = init->peer_gone;
-    c->peer_gone_ctx = init->peer_gone_ctx;
+    c->watch = init->watch;
+    c->watch_ctx = init->watch_ctx;
     int rc = d->b->set_device(d->device, err, errlen);
     if (rc == 0)
         rc = pd_dccl_share_id(d, init, id, err, errlen);
@@ -202,12 +202,15 @@ static int pd_dccl_finish(struct pd_dccl_comm *c, int launched, char *err,
             pd_dccl_break(c);
             return PD_BACKEND_ERR_IO;
         }
-        if (c->peer_gone != NULL && c->peer_gone(c->peer_gone_ctx)) {
-            /* The caller names every rank of this host that is gone. */
-            snprintf(err, errlen, "the %s operation cannot complete: a "
-                     "rank it waits for has ended", c->d->b->name);
+        char why[400];
+        int status = c->watch != NULL
+                         ? c->watch(c->watch_ctx, why, sizeof(why))
+                         : PD_BACKEND_OK;
+        if (status != PD_BACKEND_OK) {
+            snprintf(err, errlen, "the %s operation cannot complete: %s",
+                     c->d->b->name, why);
             pd_dccl_break(c);
-            return PD_BACKEND_ERR_IO;
+            return status;
         }
         if (pd_clock_ms() >= deadline) {
             snprintf(err, errlen, "the %s operation did not complete within "

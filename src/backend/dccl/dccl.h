@@ -137,10 +137,12 @@ struct pd_dccl_comm_init {
     const char *store_prefix;       /* unique per communicator and job */
     int timeout_ms;
     /* Asked every PD_DCCL_WATCH_MS while a call waits for its stream:
-     * whether a rank it needs has ended. A device library would wait for
-     * a dead peer forever. NULL: not watched. */
-    bool (*peer_gone)(void *ctx);
-    void *peer_gone_ctx;
+     * PD_BACKEND_OK to go on waiting, or why the call cannot complete (a
+     * rank it needs has ended: PD_BACKEND_ERR_IO; the ranks are in
+     * different calls: PD_BACKEND_ERR_MISMATCH), said in why. A device
+     * library would wait for either forever. NULL: not watched. */
+    int (*watch)(void *ctx, char *why, size_t len);
+    void *watch_ctx;
 };
 #define PD_DCCL_WATCH_MS 100
 

@@ -74,6 +74,19 @@ size_t pd_shm_chunk(const struct pd_shm_comm *comm);
 /* The call the following operations serve (until the next one is set). */
 void pd_shm_set_call(struct pd_shm_comm *comm, const struct pd_call_sig *call);
 
+/* Calls that move their data elsewhere (a device library's collective),
+ * compared between the local ranks without a wait: each rank notes call
+ * number n (the communicator's call order) before it starts it, then
+ * compares it with what the others noted for n. A rank that noted n with
+ * another call gives PD_BACKEND_ERR_MISMATCH, both calls named in err; a
+ * rank not there yet (or already past n + 3) is not compared -- it
+ * compares when it notes its own. */
+void pd_shm_note_call(struct pd_shm_comm *comm, uint32_t n,
+                      const struct pd_call_sig *call);
+int pd_shm_compare_call(struct pd_shm_comm *comm, uint32_t n,
+                        const struct pd_call_sig *call,
+                        struct pd_backend_error *err);
+
 /* A reduction of count elements of elem_size bytes at in. Each rank keeps
  * elements [want_from, want_to) of the result, element want_from at out
  * (an empty range keeps nothing): allreduce keeps all, reduce only at the

@@ -56,6 +56,17 @@ struct pd_shm_arrival {
     unsigned char data[PD_SHM_INLINE_BYTES];
 } __attribute__((aligned(64)));
 
+/* A call that moves data outside the segment (a device collective),
+ * numbered by the communicator's call order: peers compare it without
+ * waiting for each other. seq is the number plus one, 0 while the entry
+ * is being rewritten (a sequence lock). */
+struct pd_shm_noted_call {
+    _Atomic uint32_t seq;
+    uint32_t unused;
+    struct pd_call_sig call;
+};
+#define PD_SHM_NOTED_CALLS 4
+
 struct pd_shm_line {
     struct pd_shm_arrival arrival[2];   /* step j in arrival[j % 2] */
     _Atomic uint32_t reduced;
@@ -64,6 +75,8 @@ struct pd_shm_line {
     _Atomic uint32_t mapped;            /* set by the rank once mapped */
     _Atomic int32_t cpu;                /* where the rank last waited long
                                            (pd_shm_note_cpu) */
+    /* call n in noted[n % PD_SHM_NOTED_CALLS] (pd_shm_note_call) */
+    struct pd_shm_noted_call noted[PD_SHM_NOTED_CALLS];
 };
 
 _Static_assert(sizeof(struct pd_shm_arrival) == 64,

@@ -89,6 +89,41 @@ void pd_shm_arrive(struct pd_shm_comm *c, uint32_t step)
     pd_shm_post(c, PD_SHM_ARRIVED, step);
 }
 
+void pd_shm_note_call(struct pd_shm_comm *c, uint32_t n,
+                      const struct pd_call_sig *call)
+{
+    struct pd_shm_noted_call *e =
+        &pd_shm_line(c, c->rank)->noted[n % PD_SHM_NOTED_CALLS];
+    atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    e->call = *call;
+    atomic_store_explicit(&e->seq, n + 1, memory_order_release);
+}
+
+int pd_shm_compare_call(struct pd_shm_comm *c, uint32_t n,
+                        const struct pd_call_sig *call,
+                        struct pd_backend_error *err)
+{
+    for (int r = 0; r < c->size; r++) {
+        if (r == c->rank)
+            continue;
+        struct pd_shm_noted_call *e =
+            &pd_shm_line(c, r)->noted[n % PD_SHM_NOTED_CALLS];
+        if (atomic_load_explicit(&e->seq, memory_order_acquire) != n + 1)
+            continue;
+        struct pd_call_sig theirs = e->call;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&e->seq, memory_order_relaxed) != n + 1 ||
+            pd_call_sig_same(&theirs, call))
+            continue;
+        pd_call_sig_mismatch(err->msg, sizeof(err->msg),
+                             c->comm_ranks[c->rank], call, c->comm_ranks[r],
+                             &theirs);
+        return PD_BACKEND_ERR_MISMATCH;
+    }
+    return PD_BACKEND_OK;
+}
+
 /* After an arrival wait: the ranks waited for serve the same call. (Their
  * call for step stays put until this rank is done with step.) */
 static int pd_check_calls(struct pd_shm_comm *c, uint32_t step, int only,
