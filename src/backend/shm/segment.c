@@ -61,13 +61,22 @@ static int pd_reserve(struct pd_shm_comm *c, int fd, bool fixed,
                       struct pd_backend_error *err)
 {
     for (;;) {
-        c->bytes = pd_shm_segment_bytes(c->size, c->chunk);
+        c->bytes = pd_shm_extra_offset(c->size, c->chunk) + c->extra;
         int rc = posix_fallocate(fd, 0, (off_t)c->bytes);
         if (rc == 0)
             return PD_BACKEND_OK;
         /* What a failed attempt reserved goes back before the next;
          * ENOMEM: a memory limit (cgroup) counts the segment too. */
-        if (ftruncate(fd, 0) != 0 || (rc != ENOSPC && rc != ENOMEM) || fixed ||
+        if (ftruncate(fd, 0) != 0)
+            rc = errno;
+        /* The caller's area goes before the collectives' smallest
+         * chunk does: it can do without. */
+        if ((rc == ENOSPC || rc == ENOMEM) && c->extra > 0 &&
+            (fixed || c->chunk <= PD_SHM_MIN_CHUNK)) {
+            c->extra = 0;
+            continue;
+        }
+        if ((rc != ENOSPC && rc != ENOMEM) || fixed ||
             c->chunk <= PD_SHM_MIN_CHUNK) {
             struct statvfs vfs;
             unsigned long long free_bytes =
@@ -119,6 +128,7 @@ static int pd_segment_create(struct pd_shm_comm *c, const char *name,
     c->header->size = (uint32_t)c->size;
     c->header->chunk = c->chunk;
     c->header->bytes = c->bytes;
+    c->header->extra = c->extra;
     for (int r = 0; r < c->size; r++)
         pd_shm_line(c, r)->pid = (int32_t)c->pids[r];
     atomic_thread_fence(memory_order_release);
@@ -154,7 +164,8 @@ static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
     c->header = (struct pd_shm_header *)c->base;
     if (c->header->magic != PD_SHM_MAGIC || c->header->size != (uint32_t)c->size ||
         c->header->bytes != c->bytes ||
-        pd_shm_segment_bytes(c->size, c->header->chunk) != c->bytes)
+        pd_shm_extra_offset(c->size, c->header->chunk) + c->header->extra !=
+            c->bytes)
         return segment_error(err, PD_BACKEND_ERR_INTERNAL,
                        "shared memory segment %s does not match this "
                        "communicator", name);
@@ -166,6 +177,7 @@ static int pd_segment_attach(struct pd_shm_comm *c, const char *name,
                        "(%zu here, %llu at local rank 0)", c->chunk,
                        (unsigned long long)c->header->chunk);
     c->chunk = (size_t)c->header->chunk;
+    c->extra = (size_t)c->header->extra;    /* 0 where /dev/shm had no room */
     return PD_BACKEND_OK;
 }
 
@@ -294,6 +306,7 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     c->spin_ns = (int64_t)c->spin * 1000;
     c->spin_floor_ns = pd_spin_floor_ns(c->oversubscribed, c->spin);
     c->timeout_ms = init->timeout_ms;
+    c->extra = (init->extra + 4095) & ~(size_t)4095;
 
     char key[256], name[128], serr[320];
 
@@ -348,6 +361,17 @@ int pd_shm_comm_create(const struct pd_shm_init *init,
     }
     *out = c;
     return PD_BACKEND_OK;
+}
+
+size_t pd_shm_extra_offset(int size, size_t chunk)
+{
+    return (pd_shm_segment_bytes(size, chunk) + 4095) & ~(size_t)4095;
+}
+
+void *pd_shm_extra(struct pd_shm_comm *c)
+{
+    return c->extra > 0 ? c->base + pd_shm_extra_offset(c->size, c->chunk)
+                        : NULL;
 }
 
 size_t pd_shm_chunk(const struct pd_shm_comm *c)

@@ -51,6 +51,9 @@ struct pd_shm_init {
     size_t stream;                  /* pieces of at least this many bytes
                                        go in with non-temporal stores;
                                        0: never */
+    size_t extra;                   /* bytes of an area at the end of the
+                                       segment for the caller's own use
+                                       (pd_shm_extra); 0: none */
 };
 
 /* Bytes of the segment pd_shm_comm_create makes for size ranks. */
@@ -66,6 +69,10 @@ void pd_shm_comm_destroy(struct pd_shm_comm *comm);
 /* One line for logs: ranks, processors, whether oversubscribed, chunk
  * and spin. */
 void pd_shm_describe(const struct pd_shm_comm *comm, char *buf, size_t len);
+
+/* The caller's area (init.extra bytes, zeroed, page aligned), NULL when
+ * none was asked for. */
+void *pd_shm_extra(struct pd_shm_comm *comm);
 
 /* The chunk the segment was made with: init's, or less when /dev/shm
  * had no room for that one. */

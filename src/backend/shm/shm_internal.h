@@ -43,6 +43,7 @@ struct pd_shm_header {
     uint32_t size;
     uint64_t chunk;
     uint64_t bytes;
+    uint64_t extra;                     /* bytes of the caller's area */
     _Atomic uint32_t doorbell;          /* futex word: bumped to wake */
     _Atomic uint32_t sleepers;          /* ranks asleep on the doorbell */
     _Atomic uint32_t mapped_ranks;      /* the last to map removes the name */
@@ -113,8 +114,22 @@ struct pd_shm_comm {
                                        (stream.c); 0: never */
     unsigned char *base;            /* the mapping */
     size_t bytes;
+    size_t extra;                   /* the caller's area at the end */
     struct pd_shm_header *header;
 };
+
+/* A polling loop's pause: lets the sibling hyperthread run. */
+static inline void pd_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Where the caller's area (pd_shm_init.extra) starts in the segment. */
+size_t pd_shm_extra_offset(int size, size_t chunk);
 
 static inline struct pd_shm_line *pd_shm_line(struct pd_shm_comm *c, int r)
 {

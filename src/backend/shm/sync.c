@@ -53,15 +53,6 @@ static bool pd_reached(uint32_t a, uint32_t b)
     return (int32_t)(a - b) >= 0;
 }
 
-static inline void pd_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 void pd_shm_post(struct pd_shm_comm *c, enum pd_shm_counter which,
                  uint32_t step)
 {

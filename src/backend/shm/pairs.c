@@ -1,0 +1,417 @@
+/*
+ * Point-to-point queues between the ranks of one host (see pairs.h).
+ *
+ *   ranks[size]        per rank: its doorbell, whether it sleeps on it,
+ *                      where others may test reading its memory
+ *   readable[size^2]   readable[r * size + o]: rank r may read o's memory
+ *   queues[size^2]     per ordered pair (from, to): the producer's tail
+ *                      and the consumer's head on lines of their own
+ *   rings[size^2-size] ring_bytes each, one per ordered pair of two ranks
+ *
+ * A ring holds records of whole cache lines. One that would not fit
+ * before the ring's end goes at its start, after a WRAP record.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/shm/pairs.h"
+#include "backend/shm/shm_internal.h"
+#include "boot/shm_name.h"
+
+struct pd_pair_rank {
+    _Atomic uint32_t bell;
+    _Atomic uint32_t sleeping;
+    uint64_t probe_addr;            /* a word of this process others read */
+} __attribute__((aligned(64)));
+
+struct pd_pair_queue {
+    _Atomic uint64_t tail;          /* bytes ever pushed (producer) */
+    char pad1[56];
+    _Atomic uint64_t head;          /* bytes ever popped (consumer) */
+    char pad2[56];
+} __attribute__((aligned(64)));
+
+struct pd_shm_pairs {
+    struct pd_shm_comm *seg;
+    int rank, size;
+    size_t ring_bytes, eager;
+    struct pd_pair_rank *ranks;
+    unsigned char *readable;
+    struct pd_pair_queue *queues;
+    unsigned char *rings;
+    int64_t spin_ns;                /* polling before yielding */
+    uint64_t *heads_seen;           /* per destination: its head when last
+                                       read (a ring with room by that
+                                       needs no look at the receiver's) */
+};
+
+/* What a rank that tests reading this process's memory should find. */
+static const uint64_t pd_probe_word = 0x5044504149525321ull;
+
+#define PD_LINE 64
+
+static size_t pd_round_line(size_t n)
+{
+    return (n + PD_LINE - 1) & ~(size_t)(PD_LINE - 1);
+}
+
+/* Ring bytes per pair: 16 MiB for the whole host, each ring between
+ * 8 KiB (a 2 KiB message eager) and 256 KiB. */
+static size_t pd_ring_bytes(int size)
+{
+    size_t pairs = size > 1 ? (size_t)size * (size_t)(size - 1) : 1;
+    size_t r = ((size_t)16 << 20) / pairs;
+    if (r > ((size_t)256 << 10))
+        r = (size_t)256 << 10;
+    if (r < ((size_t)8 << 10))
+        r = (size_t)8 << 10;
+    return r & ~(size_t)4095;
+}
+
+static size_t pd_ranks_bytes(int size)
+{
+    return (size_t)size * sizeof(struct pd_pair_rank);
+}
+
+static size_t pd_readable_bytes(int size)
+{
+    return pd_round_line((size_t)size * (size_t)size);
+}
+
+static size_t pd_queues_bytes(int size)
+{
+    return (size_t)size * (size_t)size * sizeof(struct pd_pair_queue);
+}
+
+size_t pd_shm_pairs_bytes(int size)
+{
+    size_t before = pd_ranks_bytes(size) + pd_readable_bytes(size) +
+                    pd_queues_bytes(size);
+    before = (before + 4095) & ~(size_t)4095;
+    return before +
+           (size_t)size * (size_t)(size - 1) * pd_ring_bytes(size);
+}
+
+static struct pd_pair_queue *pd_queue(struct pd_shm_pairs *p, int from,
+                                      int to)
+{
+    return &p->queues[(size_t)from * (size_t)p->size + (size_t)to];
+}
+
+static unsigned char *pd_ring(struct pd_shm_pairs *p, int from, int to)
+{
+    size_t pair = (size_t)from * (size_t)(p->size - 1) +
+                  (size_t)(to < from ? to : to - 1);
+    return p->rings + pair * p->ring_bytes;
+}
+
+/* Whether this process may read 8 bytes at addr in process pid. */
+static bool pd_can_read(pid_t pid, uint64_t addr)
+{
+    uint64_t word = 0;
+    struct iovec local = { &word, sizeof(word) };
+    struct iovec remote = { (void *)(uintptr_t)addr, sizeof(word) };
+    return addr != 0 &&
+           process_vm_readv(pid, &local, 1, &remote, 1, 0) ==
+               (ssize_t)sizeof(word) &&
+           word == pd_probe_word;
+}
+
+int pd_shm_pairs_open(struct pd_shm_comm *seg, bool cma,
+                      struct pd_shm_pairs **out, struct pd_backend_error *err)
+{
+    *out = NULL;
+    unsigned char *area = pd_shm_extra(seg);
+    if (area == NULL || seg->extra < pd_shm_pairs_bytes(seg->size)) {
+        snprintf(err->msg, sizeof(err->msg), "the shared memory segment "
+                 "has no room for point-to-point queues");
+        return PD_BACKEND_ERR_INTERNAL;
+    }
+    struct pd_shm_pairs *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return PD_BACKEND_ERR_NOMEM;
+    }
+    p->seg = seg;
+    p->rank = seg->rank;
+    p->size = seg->size;
+    p->ring_bytes = pd_ring_bytes(seg->size);
+    /* A quarter of a ring: a few messages in flight before a sender
+     * waits for its receiver. */
+    p->eager = p->ring_bytes / 4 - sizeof(struct pd_pair_msg);
+    if (p->eager > ((size_t)16 << 10))
+        p->eager = (size_t)16 << 10;
+    p->ranks = (struct pd_pair_rank *)area;
+    p->readable = area + pd_ranks_bytes(p->size);
+    p->queues = (struct pd_pair_queue *)(p->readable +
+                                         pd_readable_bytes(p->size));
+    size_t before = pd_ranks_bytes(p->size) + pd_readable_bytes(p->size) +
+                    pd_queues_bytes(p->size);
+    p->rings = area + ((before + 4095) & ~(size_t)4095);
+    p->spin_ns = seg->oversubscribed ? 0 : 50000;
+    p->heads_seen = calloc((size_t)p->size, sizeof(*p->heads_seen));
+    if (p->heads_seen == NULL) {
+        free(p);
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return PD_BACKEND_ERR_NOMEM;
+    }
+
+    /* Which ranks may read which: each publishes a word, the others try
+     * it, and nobody sends before every answer is in. */
+    struct pd_call_sig barrier = { .kind = PD_COLL_BARRIER, .root = -1 };
+    pd_shm_set_call(seg, &barrier);
+    p->ranks[p->rank].probe_addr = cma ? (uint64_t)(uintptr_t)&pd_probe_word
+                                       : 0;
+    int rc = pd_shm_barrier(seg, err);
+    for (int o = 0; rc == PD_BACKEND_OK && o < p->size; o++)
+        if (o != p->rank)
+            p->readable[(size_t)p->rank * (size_t)p->size + (size_t)o] =
+                cma && pd_can_read((pid_t)seg->pids[o],
+                                   p->ranks[o].probe_addr);
+    if (rc == PD_BACKEND_OK)
+        rc = pd_shm_barrier(seg, err);
+    if (rc != PD_BACKEND_OK) {
+        pd_shm_pairs_close(p);
+        return rc;
+    }
+    *out = p;
+    return PD_BACKEND_OK;
+}
+
+void pd_shm_pairs_close(struct pd_shm_pairs *p)
+{
+    if (p != NULL)
+        free(p->heads_seen);
+    free(p);
+}
+
+int pd_shm_pairs_rank(const struct pd_shm_pairs *p)
+{
+    return p->rank;
+}
+
+int pd_shm_pairs_size(const struct pd_shm_pairs *p)
+{
+    return p->size;
+}
+
+size_t pd_shm_pairs_eager(const struct pd_shm_pairs *p)
+{
+    return p->eager;
+}
+
+bool pd_shm_pairs_cma(const struct pd_shm_pairs *p, int dst)
+{
+    return p->readable[(size_t)dst * (size_t)p->size + (size_t)p->rank] != 0;
+}
+
+bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
+                       struct pd_pair_msg *m, const void *payload)
+{
+    struct pd_pair_queue *q = pd_queue(p, p->rank, dst);
+    unsigned char *ring = pd_ring(p, p->rank, dst);
+    size_t R = p->ring_bytes;
+    size_t need = pd_round_line(sizeof(*m) + m->payload);
+    uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    size_t pos = (size_t)(tail % R), skip = pos + need > R ? R - pos : 0;
+    if (need > R)
+        return false;
+    if (tail + skip + need - p->heads_seen[dst] > R) {
+        p->heads_seen[dst] = atomic_load_explicit(&q->head,
+                                                  memory_order_acquire);
+        if (tail + skip + need - p->heads_seen[dst] > R)
+            return false;
+    }
+    if (skip > 0) {
+        struct pd_pair_msg *w = (struct pd_pair_msg *)(ring + pos);
+        w->len = (uint32_t)skip;
+        w->kind = PD_PAIR_WRAP;
+        pos = 0;
+    }
+    m->len = (uint32_t)need;
+    memcpy(ring + pos, m, sizeof(*m));
+    if (m->payload > 0)
+        memcpy(ring + pos + sizeof(*m), payload, m->payload);
+    atomic_store_explicit(&q->tail, tail + skip + need, memory_order_release);
+    /* Only a receiver that sleeps needs its doorbell: it looks at its
+     * rings once more after saying so (pd_shm_pairs_idle), and one of
+     * the two sees the other's store. */
+    atomic_thread_fence(memory_order_seq_cst);
+    struct pd_pair_rank *pr = &p->ranks[dst];
+    if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed) != 0) {
+        atomic_fetch_add(&pr->bell, 1);
+        syscall(SYS_futex, &pr->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+    return true;
+}
+
+const struct pd_pair_msg *pd_shm_pairs_peek(struct pd_shm_pairs *p, int src)
+{
+    struct pd_pair_queue *q = pd_queue(p, src, p->rank);
+    unsigned char *ring = pd_ring(p, src, p->rank);
+    for (;;) {
+        uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+        if (head == atomic_load_explicit(&q->tail, memory_order_acquire))
+            return NULL;
+        const struct pd_pair_msg *m =
+            (const struct pd_pair_msg *)(ring + head % p->ring_bytes);
+        if (m->kind != PD_PAIR_WRAP)
+            return m;
+        atomic_store_explicit(&q->head, head + m->len, memory_order_release);
+    }
+}
+
+void pd_shm_pairs_pop(struct pd_shm_pairs *p, int src,
+                      const struct pd_pair_msg *m)
+{
+    struct pd_pair_queue *q = pd_queue(p, src, p->rank);
+    uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    atomic_store_explicit(&q->head, head + m->len, memory_order_release);
+}
+
+int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
+                      const struct pd_pair_msg *rts, const char *name,
+                      void *dst, size_t n, char *why, size_t len)
+{
+    if (n == 0)
+        return 0;
+    if (rts->pull == PD_PULL_FILE) {
+        int fd = shm_open(name, O_RDONLY, 0);
+        if (fd < 0) {
+            snprintf(why, len, "shm_open(%s): %s", name, strerror(errno));
+            return -1;
+        }
+        void *data = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        if (data == MAP_FAILED) {
+            snprintf(why, len, "mmap(%s): %s", name, strerror(errno));
+            return -1;
+        }
+        memcpy(dst, data, n);
+        munmap(data, n);
+        return 0;
+    }
+    pid_t pid = (pid_t)p->seg->pids[src];
+    size_t done = 0;
+    while (done < n) {
+        struct iovec local = { (char *)dst + done, n - done };
+        struct iovec remote = { (void *)(uintptr_t)(rts->addr + done),
+                                n - done };
+        ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (got <= 0) {
+            snprintf(why, len, "reading %zu bytes from the sender (pid %d) "
+                     "failed: %s", n, (int)pid,
+                     got < 0 ? strerror(errno) : "nothing read");
+            return -1;
+        }
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+void pd_shm_pairs_done(struct pd_shm_pairs *p, int src,
+                       const struct pd_pair_msg *rts, const char *name)
+{
+    if (rts->pull == PD_PULL_FILE) {
+        shm_unlink(name);
+        return;
+    }
+    uint32_t one = 1;
+    struct iovec local = { &one, sizeof(one) };
+    struct iovec remote = { (void *)(uintptr_t)rts->ack, sizeof(one) };
+    /* Fails only where the sender is gone: nobody waits then. */
+    (void)process_vm_writev((pid_t)p->seg->pids[src], &local, 1, &remote, 1,
+                            0);
+    pd_shm_pairs_ring(p, src);
+}
+
+int pd_shm_pairs_file(const void *buf, size_t bytes, uint64_t key_hash,
+                      char *name, size_t len, char *why, size_t whylen)
+{
+    pd_shm_name_make(key_hash, name, len);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        snprintf(why, whylen, "shm_open(%s): %s", name, strerror(errno));
+        return -1;
+    }
+    int rc = posix_fallocate(fd, 0, (off_t)bytes);
+    void *data = rc == 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                                MAP_SHARED, fd, 0)
+                         : MAP_FAILED;
+    close(fd);
+    if (data == MAP_FAILED) {
+        snprintf(why, whylen, "cannot place %zu bytes in shared memory "
+                 "file %s: %s", bytes, name,
+                 strerror(rc != 0 ? rc : errno));
+        shm_unlink(name);
+        return -1;
+    }
+    memcpy(data, buf, bytes);
+    munmap(data, bytes);
+    return 0;
+}
+
+/* A record waits in a ring to this rank (after saying it sleeps). */
+static bool pd_anything_in(struct pd_shm_pairs *p)
+{
+    for (int r = 0; r < p->size; r++) {
+        struct pd_pair_queue *q = pd_queue(p, r, p->rank);
+        if (r != p->rank && atomic_load(&q->tail) != atomic_load(&q->head))
+            return true;
+    }
+    return false;
+}
+
+uint32_t pd_shm_pairs_bell(struct pd_shm_pairs *p)
+{
+    return atomic_load(&p->ranks[p->rank].bell);
+}
+
+void pd_shm_pairs_ring(struct pd_shm_pairs *p, int r)
+{
+    struct pd_pair_rank *pr = &p->ranks[r];
+    atomic_fetch_add(&pr->bell, 1);
+    if (atomic_load(&pr->sleeping) != 0)
+        syscall(SYS_futex, &pr->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void pd_shm_pairs_wake_self(struct pd_shm_pairs *p)
+{
+    /* Only a thread of this rank asleep needs it: the caller's own
+     * polls look again anyway. */
+    if (atomic_load_explicit(&p->ranks[p->rank].sleeping,
+                             memory_order_relaxed) != 0)
+        pd_shm_pairs_ring(p, p->rank);
+}
+
+void pd_shm_pairs_idle(struct pd_shm_pairs *p, uint32_t bell,
+                       int64_t waited_ns)
+{
+    struct pd_pair_rank *me = &p->ranks[p->rank];
+    if (waited_ns < p->spin_ns) {
+        pd_cpu_relax();
+        return;
+    }
+    if (waited_ns < 1000000) {
+        sched_yield();
+        return;
+    }
+    atomic_fetch_add(&me->sleeping, 1);     /* threads of this rank */
+    if (atomic_load(&me->bell) == bell && !pd_anything_in(p)) {
+        struct timespec nap = { 0, 1000000 };
+        syscall(SYS_futex, &me->bell, FUTEX_WAIT, bell, &nap, NULL, 0);
+    }
+    atomic_fetch_sub(&me->sleeping, 1);
+}

@@ -1,0 +1,111 @@
+/*
+ * Point-to-point queues between the ranks of one host, in the caller's
+ * area of a shared-memory segment (the world's, pd_shm_extra): one
+ * single-producer, single-consumer byte ring per ordered pair of ranks,
+ * and a doorbell per rank that a sleeping receiver waits on.
+ *
+ * Small messages travel in the ring (eager). A large one sends only a
+ * request to send (RTS): the receiver, once a receive matches it, reads
+ * the data straight from the sender's memory with process_vm_readv -- one
+ * copy -- and writes the sender's acknowledgement word the same way; or,
+ * where the kernel forbids that (ptrace_scope, seccomp), the sender
+ * copies the data into a shared-memory file that the receiver reads and
+ * removes, and the send is complete once its RTS is in the ring.
+ *
+ * Like the collectives' half of backend/shm it knows bytes, ranks and
+ * queues, never MPI's matching: service/p2p.c does that. The caller
+ * serializes pushes to one destination and reads from one source.
+ */
+#ifndef PD_BACKEND_SHM_PAIRS_H
+#define PD_BACKEND_SHM_PAIRS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "backend/shm/shm.h"
+
+struct pd_shm_pairs;
+
+enum pd_pair_kind {
+    PD_PAIR_EAGER = 1,      /* the payload follows the header */
+    PD_PAIR_RTS = 2,        /* the data stays with the sender */
+    PD_PAIR_WRAP = 3,       /* (internal) the ring goes on at its start */
+};
+
+enum pd_pair_pull {
+    PD_PULL_CMA = 0,        /* addr in the sender's memory */
+    PD_PULL_FILE = 1,       /* a shared-memory file named by the payload */
+};
+
+/* One record's header, a cache line; an eager message's payload (an RTS
+ * of a file: the file's name) follows it. */
+struct pd_pair_msg {
+    uint32_t len;           /* the whole record, a multiple of 64 bytes */
+    uint16_t kind;          /* enum pd_pair_kind */
+    uint16_t pull;          /* RTS: enum pd_pair_pull */
+    uint64_t cid;           /* the communicator (its id's hash) */
+    int32_t src;            /* the sender's rank in that communicator */
+    int32_t tag;
+    uint64_t bytes;         /* the message's bytes */
+    uint64_t addr;          /* RTS of memory: where it is in the sender */
+    uint64_t ack;           /* ... and where its 32-bit word to set is */
+    uint32_t payload;       /* bytes after the header */
+    uint32_t unused[3];
+};
+
+/* Bytes of the area pairs for size ranks need. */
+size_t pd_shm_pairs_bytes(int size);
+
+/* Collective over the segment's ranks (at MPI_Init): lay the area out and
+ * find which ranks may read which others' memory (cma false: none, the
+ * file path forced). */
+int pd_shm_pairs_open(struct pd_shm_comm *seg, bool cma,
+                      struct pd_shm_pairs **out, struct pd_backend_error *err);
+void pd_shm_pairs_close(struct pd_shm_pairs *p);
+
+int pd_shm_pairs_rank(const struct pd_shm_pairs *p);
+int pd_shm_pairs_size(const struct pd_shm_pairs *p);
+/* The largest payload sent eager. */
+size_t pd_shm_pairs_eager(const struct pd_shm_pairs *p);
+/* Whether local rank dst may read this rank's memory. */
+bool pd_shm_pairs_cma(const struct pd_shm_pairs *p, int dst);
+
+/* Append m (m->len, m->payload set by this call) and payload to the ring
+ * to dst and ring its doorbell; false when the ring has no room now. */
+bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
+                       struct pd_pair_msg *m, const void *payload);
+/* The oldest record from src, or NULL; valid until pd_shm_pairs_pop. */
+const struct pd_pair_msg *pd_shm_pairs_peek(struct pd_shm_pairs *p, int src);
+void pd_shm_pairs_pop(struct pd_shm_pairs *p, int src,
+                      const struct pd_pair_msg *m);
+
+/* The receiver of an RTS from src: n bytes of its data to dst (with the
+ * record's fields; name: the file's, for PD_PULL_FILE). -1 with why. */
+int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
+                      const struct pd_pair_msg *rts, const char *name,
+                      void *dst, size_t n, char *why, size_t len);
+/* ... then tell src it is done with it: its acknowledgement word set
+ * to 1 (a memory RTS), the file removed (a file RTS). */
+void pd_shm_pairs_done(struct pd_shm_pairs *p, int src,
+                       const struct pd_pair_msg *rts, const char *name);
+
+/* The fallback: bytes at buf copied into a new shared-memory file whose
+ * name goes to name (len >= 64). -1 with why. */
+int pd_shm_pairs_file(const void *buf, size_t bytes, uint64_t key_hash,
+                      char *name, size_t len, char *why, size_t whylen);
+
+/* This rank's doorbell: read it before looking at the queues, then idle
+ * with what was read; a record in its rings, an acknowledgement or
+ * pd_shm_pairs_ring ends the idling. waited_ns: how long the caller has waited so far --
+ * it polls at first, then yields, then sleeps (at most 1 ms a call). */
+uint32_t pd_shm_pairs_bell(struct pd_shm_pairs *p);
+void pd_shm_pairs_idle(struct pd_shm_pairs *p, uint32_t bell,
+                       int64_t waited_ns);
+void pd_shm_pairs_ring(struct pd_shm_pairs *p, int r);
+/* Ring this rank's own doorbell where one of its threads sleeps on it
+ * (something completed that the sleeper may wait for). */
+void pd_shm_pairs_wake_self(struct pd_shm_pairs *p);
+
+#endif
