@@ -7,8 +7,10 @@
  * learned before receiving), the non-overtaking order per (source,
  * communicator) - 1000 messages of varying sizes and tags from every rank
  * to rank 0, received with MPI_ANY_SOURCE and MPI_ANY_TAG - a ring
- * exchange, 8 MiB messages, and MPI_ERR_TRUNCATE for a receive buffer that
- * is too small. With one rank every exchange is with itself.
+ * exchange, 8 MiB messages, MPI_ERR_TRUNCATE for a receive buffer that
+ * is too small, 80 large messages in flight received in the reverse
+ * order of their tags, and 3000 small ones in flight while their sender
+ * is in a barrier. With one rank every exchange is with itself.
  *
  * Every message's content is a pure function of (source, destination,
  * tag, sequence number, index), so each receiver checks what it got
@@ -34,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap_harness.h"
 
@@ -652,6 +655,82 @@ static void check_truncation(void)
     report(&v, "messages flow after a truncated receive");
 }
 
+/* ------------------------------------------------------------------ */
+/* Many messages in flight                                              */
+/* ------------------------------------------------------------------ */
+
+/* Every rank starts 80 sends of 80 KB (larger than any eager limit) to
+ * the next rank, tags 0..79, and receives from the previous one in the
+ * reverse order of tags: each receive matches the last message sent. */
+static void check_reverse_large(void)
+{
+    struct verdict v = {""};
+    enum { MSGS = 80, N = 20000 };
+    int to = next_rank(1), from = next_rank(-1);
+    int *out[MSGS];
+    MPI_Request reqs[MSGS];
+    for (int t = 0; t < MSGS; t++) {
+        out[t] = alloc_ints(N);
+        fill(out[t], N, world_rank, to, t, 0);
+        check_rc(&v, "MPI_Isend", MPI_Isend(out[t], N, MPI_INT, to, t,
+                                            MPI_COMM_WORLD, &reqs[t]));
+    }
+    int *in = alloc_ints(N);
+    for (int t = MSGS - 1; t >= 0; t--) {
+        MPI_Status st;
+        check_rc(&v, "MPI_Recv", MPI_Recv(in, N, MPI_INT, from, t,
+                                          MPI_COMM_WORLD, &st));
+        verify_msg(&v, in, N, N, from, world_rank, t, 0, "reverse order");
+        verify_status(&v, &st, from, t, N, "reverse order");
+    }
+    check_rc(&v, "MPI_Waitall",
+             MPI_Waitall(MSGS, reqs, MPI_STATUSES_IGNORE));
+    for (int t = 0; t < MSGS; t++)
+        free(out[t]);
+    free(in);
+    report(&v, "80 MPI_Isend of 80 KB to the next rank, received in the "
+           "reverse order of their tags");
+}
+
+/* Ranks 0, 2, ... start 3000 sends of 1 KiB to the next rank (more than
+ * a shared-memory queue holds) and enter a barrier; the next rank
+ * receives them all before it enters the barrier: the sends must
+ * progress while their sender waits in the barrier. */
+static void check_flood_then_barrier(void)
+{
+    struct verdict v = {""};
+    enum { MSGS = 3000, N = 256 };
+    bool sends = world_rank % 2 == 0 && world_rank + 1 < world_size;
+    bool receives = world_rank % 2 == 1;
+    int *buf = alloc_ints((size_t)MSGS * N);
+    MPI_Request *reqs = malloc(MSGS * sizeof(*reqs));
+    for (int k = 0; sends && k < MSGS; k++) {
+        fill(buf + (size_t)k * N, N, world_rank, world_rank + 1, 3, k);
+        check_rc(&v, "MPI_Isend",
+                 MPI_Isend(buf + (size_t)k * N, N, MPI_INT, world_rank + 1, 3,
+                           MPI_COMM_WORLD, &reqs[k]));
+    }
+    /* Let the sender reach the barrier first (for the check to mean
+     * something; it passes either way). */
+    if (receives)
+        usleep(300000);
+    for (int k = 0; receives && k < MSGS; k++) {
+        check_rc(&v, "MPI_Recv", MPI_Recv(buf, N, MPI_INT, world_rank - 1, 3,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        if (v.detail[0] == '\0')
+            verify_msg(&v, buf, N, N, world_rank - 1, world_rank, 3, k,
+                       "flood");
+    }
+    check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+    if (sends)
+        check_rc(&v, "MPI_Waitall",
+                 MPI_Waitall(MSGS, reqs, MPI_STATUSES_IGNORE));
+    free(reqs);
+    free(buf);
+    report(&v, "3000 MPI_Isend of 1 KiB to the next rank, the sender in a "
+           "barrier while the receiver takes them");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -680,6 +759,8 @@ int main(int argc, char **argv)
                     "rank to rank 0, received by source and by "
                     "MPI_ANY_SOURCE, in order");
     check_truncation();
+    check_reverse_large();
+    check_flood_then_barrier();
 
     int status = finish();
     MPI_Finalize();

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "api/api.h"
+#include "base/clock.h"
 #include "service/request.h"
 
 #pragma weak MPI_Wait = PMPI_Wait
@@ -92,7 +93,9 @@ int PMPI_Waitany(int count, MPI_Request requests[], int *index,
     PD_CHECK(pd_check_request_array(call, count, requests));
     if (index == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "index is NULL");
+    int64_t start = pd_clock_ns();
     for (;;) {
+        uint32_t bell = pd_request_poll();
         bool any_active = false;
         for (int i = 0; i < count; i++) {
             if (pd_request_is_null(requests[i]))
@@ -108,11 +111,7 @@ int PMPI_Waitany(int count, MPI_Request requests[], int *index,
             pd_status_set_empty(status, MPI_SUCCESS);
             return MPI_SUCCESS;
         }
-        /* Collectives take tens of microseconds at least: a short sleep
-         * costs nothing measurable and leaves the core to the progress
-         * threads. */
-        struct timespec pause = { 0, 20000 };
-        nanosleep(&pause, NULL);
+        pd_request_pause(bell, pd_clock_ns() - start);
     }
 }
 
@@ -231,14 +230,15 @@ int PMPI_Waitsome(int incount, MPI_Request requests[], int *outcount,
 {
     static const char call[] = "MPI_Waitsome";
     PD_CHECK(pd_check_some(call, incount, requests, outcount, indices));
+    int64_t start = pd_clock_ns();
     for (;;) {
+        uint32_t bell = pd_request_poll();
         bool any_active;
         int rc = pd_complete_done(call, incount, requests, outcount, indices,
                                   statuses, &any_active);
         if (*outcount != 0)
             return rc;
-        struct timespec pause = { 0, 20000 };
-        nanosleep(&pause, NULL);
+        pd_request_pause(bell, pd_clock_ns() - start);
     }
 }
 

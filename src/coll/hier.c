@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/shm/pairs.h"
 #include "base/log.h"
 #include "coll/agree.h"
 #include "coll/hier_internal.h"
@@ -135,6 +136,11 @@ static int pd_hier_connect(struct ompi_communicator_t *comm,
             .spin = pd_rt.config.shm_spin, .chunk = pd_rt.config.shm_chunk,
             .chunk_fixed = pd_rt.config.shm_chunk_set != 0,
             .stream = pd_rt.config.shm_stream,
+            /* The world's segment carries the host's point-to-point
+             * queues too (service/p2p.c). */
+            .extra = comm == MPI_COMM_WORLD &&
+                             pd_rt.config.shm_p2p != PD_SHM_P2P_OFF
+                         ? pd_shm_pairs_bytes(h->local_size) : 0,
         };
         struct pd_backend_error berr;
         berr.msg[0] = '\0';
@@ -169,6 +175,11 @@ struct pd_hier *pd_hier_if_known(struct ompi_communicator_t *comm)
     struct pd_comm_state *st = comm->state;
     return __atomic_load_n(&st->hier_known, __ATOMIC_ACQUIRE) ? st->hier
                                                               : NULL;
+}
+
+struct pd_shm_comm *pd_hier_segment(struct pd_hier *h)
+{
+    return h != NULL ? h->shm : NULL;
 }
 
 void pd_hier_note_call(struct pd_hier *h, uint32_t n,

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/shm/shm.h"
 #include "coll/coll.h"
 #include "core/comm.h"
 
@@ -30,6 +31,9 @@ void pd_hier_free(struct pd_hier *h);
 /* comm's hierarchy where it is set up already, else NULL (never
  * collective: for calls that do not use it themselves). */
 struct pd_hier *pd_hier_if_known(struct ompi_communicator_t *comm);
+
+/* The shared-memory segment of this host's ranks of comm, or NULL. */
+struct pd_shm_comm *pd_hier_segment(struct pd_hier *h);
 
 /* A call whose data moves elsewhere (the device path), compared with the
  * ranks of this host without waiting for them (backend/shm's noted

@@ -83,6 +83,18 @@ static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
         c->shm_chunk = (size_t)chunk;
         c->shm_chunk_set = 1;
     }
+    v = getenv("PDMPI_SHM_P2P");
+    if (v != NULL && v[0] != '\0') {
+        if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+            c->shm_p2p = v[0] == '1' ? PD_SHM_P2P_ON : PD_SHM_P2P_OFF;
+        } else if (strcmp(v, "copy") == 0) {
+            c->shm_p2p = PD_SHM_P2P_COPY;
+        } else {
+            snprintf(err, errlen, "PDMPI_SHM_P2P=%s is not one of 0, 1, copy",
+                     v);
+            return -1;
+        }
+    }
     v = getenv("PDMPI_SHM_STREAM");
     long stream;
     if (v != NULL && v[0] != '\0') {
@@ -118,6 +130,7 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     c->shm_spin = -1;
     c->shm_chunk = PD_DEFAULT_SHM_CHUNK;
     c->shm_stream = PD_DEFAULT_SHM_STREAM;
+    c->shm_p2p = PD_SHM_P2P_ON;
 
     const char *v = getenv("PDMPI_DEBUG");
     if (v != NULL && v[0] != '\0' && pd_parse_debug(v, &c->debug_level) != 0) {

@@ -16,6 +16,14 @@
 #define PD_MAX_SHM_CHUNK ((size_t)64 << 20)
 #define PD_DEFAULT_SHM_STREAM ((size_t)128 << 10)
 
+/* Point-to-point between the ranks of one host (PDMPI_SHM_P2P). */
+enum pd_shm_p2p {
+    PD_SHM_P2P_OFF = 0,         /* over the host backend (gloo) */
+    PD_SHM_P2P_ON = 1,          /* shared-memory queues; large messages
+                                   read from the sender where permitted */
+    PD_SHM_P2P_COPY = 2,        /* ... always through a shared file */
+};
+
 struct pd_config {
     int debug_level;            /* PDMPI_DEBUG: none|warn|info|trace */
     int timeout_ms;             /* PDMPI_TIMEOUT, seconds */
@@ -31,6 +39,7 @@ struct pd_config {
     size_t shm_chunk;           /* PDMPI_SHM_CHUNK, bytes */
     int shm_chunk_set;          /* PDMPI_SHM_CHUNK was given */
     size_t shm_stream;          /* PDMPI_SHM_STREAM, bytes; 0 = never */
+    int shm_p2p;                /* PDMPI_SHM_P2P: enum pd_shm_p2p */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */
     char cudart_lib[512];       /* PDMPI_CUDART_LIB */

@@ -19,6 +19,7 @@
 #include "route/route.h"
 #include "service/comm_create.h"
 #include "service/connect_watch.h"
+#include "service/p2p.h"
 #include "service/lifecycle.h"
 #include "service/progress.h"
 #include "service/stats_report.h"
@@ -192,6 +193,10 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     if (provided != NULL)
         *provided = pd_rt.thread_level;
     pd_rt.main_thread = pthread_self();
+    if (pd_p2p_shm_open(&fail) != MPI_SUCCESS) {
+        snprintf(err, errlen, "%s", fail.msg);
+        return fail.errclass;
+    }
     pd_calls_start_publisher();
     __atomic_store_n(&pd_rt.state, PD_RT_ACTIVE, __ATOMIC_RELEASE);
     pd_log_world();
@@ -215,6 +220,7 @@ int pd_runtime_finalize(char *err, size_t errlen)
         snprintf(err, errlen, "%s", fail.msg);
     __atomic_store_n(&pd_rt.state, PD_RT_FINALIZED, __ATOMIC_RELEASE);
     pd_calls_stop_publisher();
+    pd_p2p_shm_close();
     pd_comm_finalize_predefined(self);
     pd_comm_finalize_predefined(world);
     if (pd_rt.store != NULL)

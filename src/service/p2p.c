@@ -4,47 +4,18 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "service/p2p.h"
+#include "base/hash.h"
+#include "service/p2p_internal.h"
 #include "service/progress.h"
 #include "core/runtime.h"
 #include "route/route.h"
-
-/* A message that arrived before a receive matched it. */
-struct pd_message {
-    int src;
-    int tag;
-    void *data;
-    size_t bytes;
-    struct pd_message *next;
-};
-
-/* A receive waiting for its message. */
-struct pd_posted {
-    int src;
-    int tag;
-    void *buf;
-    size_t capacity;
-    struct ompi_request_t *req;
-    struct pd_posted *next;
-};
-
-struct pd_p2p {
-    pthread_mutex_t lock;
-    pthread_cond_t arrived;         /* for MPI_Probe */
-    struct pd_message *unexpected, **unexpected_tail;
-    struct pd_posted *posted, **posted_tail;
-    bool receiving;                 /* the backend's thread runs */
-    bool broken;                    /* ... and has failed: */
-    char broken_why[512];
-    struct ompi_communicator_t *comm;
-};
 
 static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
                             size_t bytes, int dst, int tag,
                             MPI_Request *request, const char *call,
                             struct pd_fail *fail);
 
-static bool pd_matches(int want_src, int want_tag, int src, int tag)
+bool pd_p2p_matches(int want_src, int want_tag, int src, int tag)
 {
     return (want_src == MPI_ANY_SOURCE || want_src == src) &&
            (want_tag == MPI_ANY_TAG || want_tag == tag);
@@ -59,15 +30,13 @@ static void pd_status_for(MPI_Status *status, int src, int tag, size_t bytes)
     status->_ucount = bytes;
 }
 
-/* Complete posted with msg's contents (lock held); frees the data. */
-static void pd_complete_receive(struct pd_posted *posted, int src, int tag,
-                                void *data, size_t bytes)
+void pd_p2p_fill(struct pd_posted *posted, int src, int tag,
+                 const void *data, size_t bytes)
 {
     struct pd_request_state *st = posted->req->state;
     size_t copied = bytes <= posted->capacity ? bytes : posted->capacity;
-    if (copied > 0)
+    if (copied > 0 && data != NULL)
         memcpy(posted->buf, data, copied);
-    free(data);
     pd_status_for(&st->status, src, tag, copied);
     st->has_status = true;
     if (bytes > posted->capacity)
@@ -79,12 +48,46 @@ static void pd_complete_receive(struct pd_posted *posted, int src, int tag,
     free(posted);
 }
 
-static void pd_fail_receive(struct pd_posted *posted, const char *why)
+void pd_p2p_fail_posted(struct pd_posted *posted, const char *why)
 {
     struct pd_request_state *st = posted->req->state;
     pd_fail_set(&st->fail, MPI_ERR_OTHER, "%s", why);
     pd_request_complete(st);
     free(posted);
+}
+
+void pd_p2p_queue_unexpected(struct pd_p2p *p, struct pd_message *m)
+{
+    m->next = NULL;
+    *p->unexpected_tail = m;
+    p->unexpected_tail = &m->next;
+    pthread_cond_broadcast(&p->arrived);
+}
+
+struct pd_posted *pd_p2p_take_posted(struct pd_p2p *p, int src, int tag)
+{
+    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
+        if (pd_p2p_matches((*q)->src, (*q)->tag, src, tag)) {
+            struct pd_posted *posted = *q;
+            *q = posted->next;
+            if (*q == NULL)
+                p->posted_tail = q;
+            return posted;
+        }
+    }
+    return NULL;
+}
+
+/* A message taken from the unexpected queue into posted (lock held). */
+static void pd_receive_queued(struct pd_posted *posted, struct pd_message *m)
+{
+    if (m->rts != NULL) {
+        pd_p2p_shm_fetch(posted, m->src, m->tag, m->rts);
+    } else {
+        pd_p2p_fill(posted, m->src, m->tag, m->data, m->bytes);
+        free(m->data);
+    }
+    free(m);
 }
 
 /* The backend's receiving thread hands over each message here. */
@@ -101,7 +104,7 @@ static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
         pd_runtime_note_peer_lost();
         while (p->posted != NULL) {
             struct pd_posted *next = p->posted->next;
-            pd_fail_receive(p->posted, p->broken_why);
+            pd_p2p_fail_posted(p->posted, p->broken_why);
             p->posted = next;
         }
         p->posted_tail = &p->posted;
@@ -109,24 +112,18 @@ static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
         pthread_mutex_unlock(&p->lock);
         return;
     }
-    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
-        if (pd_matches((*q)->src, (*q)->tag, src, tag)) {
-            struct pd_posted *posted = *q;
-            *q = posted->next;
-            if (*q == NULL)
-                p->posted_tail = q;
-            pd_complete_receive(posted, src, tag, data, bytes);
-            pthread_mutex_unlock(&p->lock);
-            return;
-        }
+    struct pd_posted *posted = pd_p2p_take_posted(p, src, tag);
+    if (posted != NULL) {
+        pd_p2p_fill(posted, src, tag, data, bytes);
+        free(data);
+        pthread_mutex_unlock(&p->lock);
+        return;
     }
     struct pd_message *m = malloc(sizeof(*m));
     if (m == NULL)
         abort(); /* the receiving thread has no one to report to */
-    *m = (struct pd_message){ src, tag, data, bytes, NULL };
-    *p->unexpected_tail = m;
-    p->unexpected_tail = &m->next;
-    pthread_cond_broadcast(&p->arrived);
+    *m = (struct pd_message){ src, tag, data, bytes, NULL, NULL };
+    pd_p2p_queue_unexpected(p, m);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -183,7 +180,7 @@ static void pd_watch_receive(struct ompi_request_t *req, int64_t since)
             *q = posted->next;
             if (*q == NULL)
                 p->posted_tail = q;
-            pd_fail_receive(posted, why);
+            pd_p2p_fail_posted(posted, why);
         }
         break;
     }
@@ -191,25 +188,44 @@ static void pd_watch_receive(struct ompi_request_t *req, int64_t since)
 }
 
 /* comm's matching state, its backend receiving thread started. */
+/* Every other rank of comm runs on this host and the shared-memory
+ * queues reach it: no socket is needed for comm's messages. */
+static bool pd_p2p_all_local(struct ompi_communicator_t *comm)
+{
+    if (!pd_p2p_shm_active())
+        return false;
+    for (int r = 0; r < comm->size; r++)
+        if (r != comm->rank && pd_p2p_shm_local(comm, r) < 0)
+            return false;
+    return true;
+}
+
+/* comm's matching state; the backend's receiving thread started where a
+ * rank of another host may send. */
 static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
                                  struct pd_fail *fail)
 {
-    const struct pd_backend_ops *ops;
-    struct pd_backend_comm *bc;
-    if (pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
-        return NULL;
     struct pd_comm_state *cs = comm->state;
+    struct pd_p2p *p = __atomic_load_n(&cs->p2p, __ATOMIC_ACQUIRE);
+    if (p != NULL)
+        return p;
+    const struct pd_backend_ops *ops = NULL;
+    struct pd_backend_comm *bc = NULL;
+    /* A one-rank communicator only ever talks to itself. */
+    bool network = comm->size > 1 && !pd_p2p_all_local(comm);
+    if (network && pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
+        return NULL;
     pthread_mutex_lock(&cs->lock);
-    struct pd_p2p *p = cs->p2p;
+    p = cs->p2p;
     if (p == NULL && (p = calloc(1, sizeof(*p))) != NULL) {
         pthread_mutex_init(&p->lock, NULL);
         pthread_cond_init(&p->arrived, NULL);
         p->unexpected_tail = &p->unexpected;
         p->posted_tail = &p->posted;
         p->comm = comm;
-        cs->p2p = p;
-        /* A one-rank communicator only ever talks to itself. */
-        if (comm->size > 1) {
+        p->cid = pd_fnv1a64(cs->id, strlen(cs->id));
+        pd_p2p_shm_register(p);
+        if (network) {
             struct pd_backend_error berr;
             berr.msg[0] = '\0';
             if (ops->p2p_start == NULL) {
@@ -224,6 +240,7 @@ static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
                 p->receiving = true;
             }
         }
+        __atomic_store_n(&cs->p2p, p, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&cs->lock);
     if (p == NULL)
@@ -363,6 +380,10 @@ static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
         pd_deliver(p, comm->rank, tag, copy, bytes);
         return pd_done_request(comm, call, request, fail);
     }
+    int to = pd_p2p_shm_local(comm, dst);
+    if (to >= 0)
+        return pd_p2p_shm_send(comm, p->cid, buf, bytes, dst, to, tag,
+                               request, call, fail);
     if (p->broken) {
         pd_fail_set(fail, MPI_ERR_OTHER, "%s", p->broken_why);
         return fail->errclass;
@@ -429,20 +450,18 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     *request = req;
     pthread_mutex_lock(&p->lock);
     for (struct pd_message **m = &p->unexpected; *m != NULL; m = &(*m)->next) {
-        if (pd_matches(src, tag, (*m)->src, (*m)->tag)) {
+        if (pd_p2p_matches(src, tag, (*m)->src, (*m)->tag)) {
             struct pd_message *msg = *m;
             *m = msg->next;
             if (*m == NULL)
                 p->unexpected_tail = m;
-            pd_complete_receive(posted, msg->src, msg->tag, msg->data,
-                                msg->bytes);
-            free(msg);
+            pd_receive_queued(posted, msg);
             pthread_mutex_unlock(&p->lock);
             return MPI_SUCCESS;
         }
     }
     if (p->broken && src != comm->rank) {
-        pd_fail_receive(posted, p->broken_why);
+        pd_p2p_fail_posted(posted, p->broken_why);
     } else {
         *p->posted_tail = posted;
         p->posted_tail = &posted->next;
@@ -459,12 +478,14 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
     if (p == NULL)
         return fail->errclass;
     int rc = MPI_SUCCESS;
-    int64_t since = pd_clock_ms();
+    int64_t since = pd_clock_ms(), start = pd_clock_ns(), next_check = 0;
+    bool polled = pd_p2p_shm_active();
+    uint32_t bell = pd_request_poll();
     *found = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         for (struct pd_message *m = p->unexpected; m != NULL; m = m->next) {
-            if (pd_matches(src, tag, m->src, m->tag)) {
+            if (pd_p2p_matches(src, tag, m->src, m->tag)) {
                 *found = 1;
                 if (status != MPI_STATUS_IGNORE)
                     pd_status_for(status, m->src, m->tag, m->bytes);
@@ -478,15 +499,28 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
             rc = fail->errclass;
             break;
         }
-        char why[600];
-        pd_receive_hopeless(comm, src, tag, since, why, sizeof(why));
-        if (why[0] != '\0' && src != comm->rank) {
-            pd_fail_set(fail, MPI_ERR_OTHER, "%s", why);
-            rc = fail->errclass;
-            break;
+        int64_t now = pd_clock_ns();
+        if (now >= next_check) {
+            char why[600];
+            pd_receive_hopeless(comm, src, tag, since, why, sizeof(why));
+            if (why[0] != '\0' && src != comm->rank) {
+                pd_fail_set(fail, MPI_ERR_OTHER, "%s", why);
+                rc = fail->errclass;
+                break;
+            }
+            next_check = now + (int64_t)PD_REQUEST_WATCH_MS * 1000000;
         }
-        struct timespec until = pd_clock_realtime_after(PD_REQUEST_WATCH_MS);
-        pthread_cond_timedwait(&p->arrived, &p->lock, &until);
+        if (!polled) {
+            struct timespec until =
+                pd_clock_realtime_after(PD_REQUEST_WATCH_MS);
+            pthread_cond_timedwait(&p->arrived, &p->lock, &until);
+            continue;
+        }
+        /* The shared-memory queues move only while someone polls. */
+        pthread_mutex_unlock(&p->lock);
+        pd_request_pause(bell, now - start);
+        bell = pd_request_poll();
+        pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
     return rc;
@@ -500,16 +534,19 @@ void pd_p2p_release(struct ompi_communicator_t *comm)
         return;
     if (p->receiving && cs->host_ops->p2p_stop != NULL)
         cs->host_ops->p2p_stop(cs->host_comm);
+    pd_p2p_shm_unregister(p);
     cs->p2p = NULL;
     while (p->unexpected != NULL) {
         struct pd_message *next = p->unexpected->next;
+        if (p->unexpected->rts != NULL)
+            pd_p2p_shm_drop(p->unexpected->rts);
         free(p->unexpected->data);
         free(p->unexpected);
         p->unexpected = next;
     }
     while (p->posted != NULL) {
         struct pd_posted *next = p->posted->next;
-        pd_fail_receive(p->posted, "the communicator was freed");
+        pd_p2p_fail_posted(p->posted, "the communicator was freed");
         p->posted = next;
     }
     pthread_cond_destroy(&p->arrived);

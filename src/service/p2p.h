@@ -32,6 +32,12 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
                  bool block, int *found, MPI_Status *status,
                  struct pd_fail *fail);
 
+/* MPI_Init: the shared-memory queues between the ranks of this host
+ * (collective over the world; nothing where PDMPI_SHM or PDMPI_SHM_P2P
+ * is 0 or a rank is alone on its host). MPI_Finalize: let go of them. */
+int pd_p2p_shm_open(struct pd_fail *fail);
+void pd_p2p_shm_close(void);
+
 /* MPI_Comm_free / MPI_Finalize: stop receiving, drop what is queued. */
 void pd_p2p_release(struct ompi_communicator_t *comm);
 

@@ -1,4 +1,5 @@
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -33,15 +34,57 @@ static void pd_request_state_free(struct pd_request_state *st)
     free(st);
 }
 
+static struct pd_request_progress pd_progress_hooks;
+static bool pd_progress_set;
+
+void pd_request_set_progress(const struct pd_request_progress *progress)
+{
+    if (progress == NULL) {
+        __atomic_store_n(&pd_progress_set, false, __ATOMIC_RELEASE);
+        return;
+    }
+    pd_progress_hooks = *progress;
+    __atomic_store_n(&pd_progress_set, true, __ATOMIC_RELEASE);
+}
+
+static bool pd_polled(void)
+{
+    return __atomic_load_n(&pd_progress_set, __ATOMIC_ACQUIRE);
+}
+
+uint32_t pd_request_poll(void)
+{
+    if (!pd_polled())
+        return 0;
+    uint32_t bell = pd_progress_hooks.bell();
+    pd_progress_hooks.poll();
+    return bell;
+}
+
+void pd_request_pause(uint32_t bell, int64_t waited_ns)
+{
+    if (pd_polled()) {
+        pd_progress_hooks.idle(bell, waited_ns);
+        return;
+    }
+    /* Collectives take tens of microseconds at least: a short sleep
+     * costs nothing measurable and leaves the core to the progress
+     * threads. */
+    struct timespec pause = { 0, 20000 };
+    nanosleep(&pause, NULL);
+}
+
 void pd_request_complete(struct pd_request_state *st)
 {
     pthread_mutex_lock(&st->lock);
-    st->done = true;
+    __atomic_store_n(&st->done, true, __ATOMIC_RELEASE);  /* polls read it */
     bool orphan = st->user_freed;
     pthread_cond_broadcast(&st->done_cond);
     pthread_mutex_unlock(&st->lock);
     if (orphan)
         pd_request_state_free(st);
+    if (pd_polled())
+        pd_progress_hooks.wake();
 }
 
 bool pd_request_is_null(const struct ompi_request_t *req)
@@ -58,14 +101,46 @@ bool pd_request_is_valid(const struct ompi_request_t *req)
 bool pd_request_is_done(struct ompi_request_t *req)
 {
     struct pd_request_state *st = req->state;
+    pd_request_poll();
     pthread_mutex_lock(&st->lock);
     bool done = st->done;
     pthread_mutex_unlock(&st->lock);
     return done;
 }
 
+/* pd_request_wait_done where waiting threads poll. */
+static void pd_request_poll_until_done(struct ompi_request_t *req)
+{
+    struct pd_request_state *st = req->state;
+    /* The clock costs as much as a poll: read it once the wait is not
+     * over at once, then now and then. */
+    int64_t since = 0, start = 0, next_watch = 0, now = 0;
+    for (unsigned i = 0;; i++) {
+        uint32_t bell = pd_request_poll();
+        if (__atomic_load_n(&st->done, __ATOMIC_ACQUIRE))
+            break;
+        if (i == 0) {
+            since = pd_clock_ms();
+            now = start = pd_clock_ns();
+            next_watch = start + (int64_t)PD_REQUEST_WATCH_MS * 1000000;
+        } else if (i % 16 == 0) {
+            now = pd_clock_ns();
+        }
+        if (st->watch != NULL && now >= next_watch) {
+            st->watch(req, since);
+            next_watch = now + (int64_t)PD_REQUEST_WATCH_MS * 1000000;
+            continue;
+        }
+        pd_request_pause(bell, now - start);
+    }
+}
+
 void pd_request_wait_done(struct ompi_request_t *req)
 {
+    if (pd_polled()) {
+        pd_request_poll_until_done(req);
+        return;
+    }
     struct pd_request_state *st = req->state;
     int64_t since = pd_clock_ms();
     pthread_mutex_lock(&st->lock);

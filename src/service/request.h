@@ -33,6 +33,10 @@ struct pd_request_state {
     void *stage_device;
     int (*unstage)(struct pd_request_state *st, bool deliver,
                    struct pd_fail *fail);
+    /* An Isend through the shared-memory queues (service/p2p_shm.c):
+     * the send, its local rank, and its comm rank and tag for messages. */
+    void *queued;
+    int queued_to, queued_dst, queued_tag;
     struct pd_request_state *next;  /* progress queue link */
 };
 
@@ -51,6 +55,26 @@ bool pd_request_is_done(struct ompi_request_t *req);
 
 /* Block until done. */
 void pd_request_wait_done(struct ompi_request_t *req);
+
+/*
+ * Requests that complete only while some thread of the process polls
+ * (service/p2p.c's shared-memory queues have no receiving thread): the
+ * waits call poll, and idle between polls on a doorbell that any
+ * progress rings. Set at MPI_Init, before any request exists; NULL
+ * (MPI_Finalize) unsets it.
+ */
+struct pd_request_progress {
+    bool (*poll)(void);                 /* one look; whether anything moved */
+    uint32_t (*bell)(void);             /* read before a poll ... */
+    void (*idle)(uint32_t bell, int64_t waited_ns); /* ... then pause */
+    void (*wake)(void);                 /* a request completed: ring */
+};
+void pd_request_set_progress(const struct pd_request_progress *progress);
+/* A look at the queues (nothing where none are set); returns the bell to
+ * pause with if nothing completed. */
+uint32_t pd_request_poll(void);
+/* A waiting loop's pause: idle on bell, or a 20 us sleep. */
+void pd_request_pause(uint32_t bell, int64_t waited_ns);
 /* A done request's outcome into *status (if not MPI_STATUS_IGNORE); the
  * request is released and *handle becomes MPI_REQUEST_NULL. Returns the
  * outcome's error class; *fail holds the message. */

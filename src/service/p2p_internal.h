@@ -1,0 +1,95 @@
+/*
+ * Point-to-point matching state shared by its two transports: the host
+ * backend's message stream (p2p.c) and the shared-memory queues between
+ * the ranks of one host (p2p_shm.c).
+ */
+#ifndef PD_SERVICE_P2P_INTERNAL_H
+#define PD_SERVICE_P2P_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/shm/pairs.h"
+#include "service/p2p.h"
+
+/* A large message of a rank of this host whose data is still with its
+ * sender: where to fetch it, and what to acknowledge. */
+struct pd_rts {
+    int from;                       /* the sender's local rank */
+    struct pd_pair_msg m;
+    char name[96];                  /* PD_PULL_FILE: the file */
+};
+
+/* A message that arrived before a receive matched it: its data, or
+ * (rts non-NULL) where the data is. */
+struct pd_message {
+    int src;
+    int tag;
+    void *data;
+    size_t bytes;
+    struct pd_rts *rts;
+    struct pd_message *next;
+};
+
+/* A receive waiting for its message. */
+struct pd_posted {
+    int src;
+    int tag;
+    void *buf;
+    size_t capacity;
+    struct ompi_request_t *req;
+    struct pd_posted *next;
+};
+
+struct pd_p2p {
+    pthread_mutex_t lock;
+    pthread_cond_t arrived;         /* for MPI_Probe */
+    struct pd_message *unexpected, **unexpected_tail;
+    struct pd_posted *posted, **posted_tail;
+    bool receiving;                 /* the backend's thread runs */
+    bool broken;                    /* ... and has failed: */
+    char broken_why[512];
+    struct ompi_communicator_t *comm;
+    uint64_t cid;                   /* the queues' name for comm */
+    struct pd_p2p *next_known;      /* p2p_shm.c's list */
+};
+
+bool pd_p2p_matches(int want_src, int want_tag, int src, int tag);
+
+/* Complete posted with bytes at data from src (lock held; data NULL:
+ * already in posted's buffer); frees posted, not data. */
+void pd_p2p_fill(struct pd_posted *posted, int src, int tag,
+                 const void *data, size_t bytes);
+/* Fail posted with why (lock held); frees posted. */
+void pd_p2p_fail_posted(struct pd_posted *posted, const char *why);
+/* Queue m as unexpected (lock held) and wake probes. */
+void pd_p2p_queue_unexpected(struct pd_p2p *p, struct pd_message *m);
+/* The first posted receive matching (src, tag), taken off the list
+ * (lock held); NULL when none. */
+struct pd_posted *pd_p2p_take_posted(struct pd_p2p *p, int src, int tag);
+
+/* ---- p2p_shm.c ---------------------------------------------------------- */
+
+/* The queues are open (MPI_Init found ranks of this host). */
+bool pd_p2p_shm_active(void);
+/* comm rank r's local rank when it runs on this host (and is not this
+ * process); else -1. */
+int pd_p2p_shm_local(struct ompi_communicator_t *comm, int r);
+/* Send through the queues to local rank `to` (comm rank dst of the
+ * communicator the queues call cid). */
+int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
+                    const void *buf, size_t bytes, int dst, int to, int tag,
+                    MPI_Request *request, const char *call,
+                    struct pd_fail *fail);
+/* p's comm takes messages now: what arrived for it before is queued. */
+void pd_p2p_shm_register(struct pd_p2p *p);
+void pd_p2p_shm_unregister(struct pd_p2p *p);
+/* Complete posted from an RTS (lock held): fetch, acknowledge. Frees
+ * posted and the RTS. */
+void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,
+                      struct pd_rts *rts);
+/* An RTS nobody will receive (its communicator freed): let the sender
+ * go. Frees it. */
+void pd_p2p_shm_drop(struct pd_rts *rts);
+
+#endif

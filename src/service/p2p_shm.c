@@ -1,0 +1,689 @@
+/*
+ * Point-to-point between the ranks of one host through shared memory
+ * (backend/shm/pairs.h): no socket and no thread in between. A sender
+ * appends to the ring of its receiver; the receiver's waiting thread --
+ * any thread of it in a wait, test or probe -- drains its rings in order
+ * into the matching of the communicator the message names, so two
+ * messages of one pair never overtake each other. A large message
+ * leaves only an RTS in the ring; the receive that matches it fetches
+ * the data itself and acknowledges, and the sender's request completes
+ * when it sees that.
+ */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/clock.h"
+#include "base/hash.h"
+#include "base/log.h"
+#include "coll/hier.h"
+#include "core/runtime.h"
+#include "service/p2p_internal.h"
+
+/* A send through the queues: pending (not in the ring yet, in order per
+ * destination), then -- an RTS of memory -- awaiting its acknowledgement,
+ * which the receiver writes into acked. */
+struct pd_pair_send {
+    struct pd_pair_msg m;
+    const void *payload;            /* eager: the data; file RTS: name */
+    char name[96];
+    int to;                         /* local rank */
+    int dst;                        /* comm rank, for messages */
+    bool awaits;                    /* done when acknowledged */
+    _Atomic uint32_t acked;
+    _Atomic bool done;
+    struct pd_request_state *req;   /* an Isend's; NULL: a blocking send */
+    struct pd_pair_send *next;
+};
+
+/* A message for a communicator this process has not used yet. */
+struct pd_orphan {
+    uint64_t cid;
+    struct pd_message *m;
+    struct pd_orphan *next;
+};
+
+static struct {
+    struct pd_shm_pairs *pairs;
+    int me, size;
+    int *local_of_world;            /* world rank -> local rank, or -1 */
+    uint64_t key_hash;
+    pthread_mutex_t drain_lock;     /* one thread drains at a time */
+    pthread_mutex_t known_lock;     /* known, orphans */
+    struct pd_p2p *known;
+    struct pd_orphan *orphans, **orphans_tail;
+    pthread_mutex_t *send_lock;     /* per destination: pending */
+    struct pd_pair_send **pending;
+    pthread_mutex_t awaiting_lock;  /* awaiting, given_up */
+    struct pd_pair_send *awaiting;
+    /* Sends given up while awaiting: the receiver may still write their
+     * word, so they are freed only at the end. */
+    struct pd_pair_send *given_up;
+    /* A thread that pushes what waits while the sender is elsewhere (in
+     * a collective, computing): started by the first such send. */
+    pthread_mutex_t helper_lock;
+    pthread_cond_t helper_cond;
+    pthread_t helper;
+    bool helper_started, helper_stop;
+} pd_q = {
+    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
+    .known_lock = PTHREAD_MUTEX_INITIALIZER,
+    .awaiting_lock = PTHREAD_MUTEX_INITIALIZER,
+    .helper_lock = PTHREAD_MUTEX_INITIALIZER,
+    .helper_cond = PTHREAD_COND_INITIALIZER,
+};
+
+bool pd_p2p_shm_active(void)
+{
+    return pd_q.pairs != NULL;
+}
+
+int pd_p2p_shm_local(struct ompi_communicator_t *comm, int r)
+{
+    if (pd_q.pairs == NULL || r == comm->rank)
+        return -1;
+    return pd_q.local_of_world[pd_comm_world_rank(comm, r)];
+}
+
+/* ---- the sending side ---------------------------------------------------- */
+
+/* The thread that took s off its list owns it: complete it. */
+static void pd_send_done(struct pd_pair_send *s)
+{
+    if (s->req != NULL) {
+        pd_request_complete(s->req);
+        free(s);
+    } else {
+        atomic_store_explicit(&s->done, true, memory_order_release);
+    }
+}
+
+/* Push what waits for destination to (its lock held), in order. */
+static bool pd_flush(int to)
+{
+    bool moved = false;
+    struct pd_pair_send *s;
+    while ((s = pd_q.pending[to]) != NULL) {
+        if (!pd_shm_pairs_push(pd_q.pairs, to, &s->m, s->payload))
+            break;
+        pd_q.pending[to] = s->next;
+        moved = true;
+        if (!s->awaits) {
+            pd_send_done(s);
+            continue;
+        }
+        pthread_mutex_lock(&pd_q.awaiting_lock);
+        s->next = pd_q.awaiting;
+        pd_q.awaiting = s;
+        pthread_mutex_unlock(&pd_q.awaiting_lock);
+    }
+    return moved;
+}
+
+/* Sends whose RTS was acknowledged are done. */
+static bool pd_collect_acks(void)
+{
+    if (atomic_load_explicit((_Atomic(void *) *)&pd_q.awaiting,
+                             memory_order_relaxed) == NULL)
+        return false;
+    struct pd_pair_send *done = NULL;
+    pthread_mutex_lock(&pd_q.awaiting_lock);
+    for (struct pd_pair_send **a = &pd_q.awaiting; *a != NULL;) {
+        struct pd_pair_send *s = *a;
+        if (atomic_load_explicit(&s->acked, memory_order_acquire) == 0) {
+            a = &s->next;
+            continue;
+        }
+        *a = s->next;
+        s->next = done;
+        done = s;
+    }
+    pthread_mutex_unlock(&pd_q.awaiting_lock);
+    bool moved = done != NULL;
+    while (done != NULL) {
+        struct pd_pair_send *s = done;
+        done = s->next;
+        pd_send_done(s);
+    }
+    return moved;
+}
+
+/* A send that failed or was given up: off its list, if it is still on
+ * one (else another thread took it and completes it). Whether it was;
+ * the caller frees it then, unless *keep: an RTS in the ring, whose
+ * receiver may still write its word (it stays with given_up). */
+static bool pd_withdraw(struct pd_pair_send *s, int to, bool *keep)
+{
+    bool found = false;
+    *keep = false;
+    pthread_mutex_lock(&pd_q.send_lock[to]);
+    for (struct pd_pair_send **q = &pd_q.pending[to]; *q != NULL;
+         q = &(*q)->next) {
+        if (*q == s) {
+            *q = s->next;
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pd_q.send_lock[to]);
+    pthread_mutex_lock(&pd_q.awaiting_lock);
+    for (struct pd_pair_send **a = &pd_q.awaiting; !found && *a != NULL;
+         a = &(*a)->next) {
+        if (*a == s) {
+            *a = s->next;
+            s->next = pd_q.given_up;
+            pd_q.given_up = s;
+            found = *keep = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pd_q.awaiting_lock);
+    if (found && !*keep && s->m.pull == PD_PULL_FILE && s->name[0] != '\0')
+        shm_unlink(s->name);        /* never pushed: nobody reads it */
+    return found;
+}
+
+/* Why a send to comm rank dst cannot complete: its process ended, or
+ * PDMPI_TIMEOUT passed. Empty: go on. */
+static void pd_send_hopeless(struct ompi_communicator_t *comm, int dst,
+                             int tag, int64_t since_ms, char *why,
+                             size_t len)
+{
+    why[0] = '\0';
+    int w = pd_comm_world_rank(comm, dst);
+    if (pd_runtime_local_rank_gone(w)) {
+        snprintf(why, len, "rank %d (%s, pid %d), which this send goes to, "
+                 "is gone", dst, pd_rt.host, pd_rt.world.pid_of[w]);
+        return;
+    }
+    int64_t waited = pd_clock_ms() - since_ms;
+    if (pd_rt.config.timeout_ms > 0 && waited > pd_rt.config.timeout_ms)
+        snprintf(why, len, "rank %d did not take the message (tag %d) "
+                 "within %lld ms (PDMPI_TIMEOUT bounds every wait)", dst,
+                 tag, (long long)waited);
+}
+
+/* An Isend's watch (request.h): the same verdict, once in a while. */
+static void pd_watch_send(struct ompi_request_t *req, int64_t since)
+{
+    struct pd_request_state *st = req->state;
+    char why[400];
+    pd_send_hopeless(st->comm, st->queued_dst, st->queued_tag, since, why,
+                     sizeof(why));
+    struct pd_pair_send *s = st->queued;
+    bool keep;
+    if (why[0] == '\0' || !pd_withdraw(s, st->queued_to, &keep))
+        return;
+    pd_fail_set(&st->fail, MPI_ERR_OTHER, "%s", why);
+    pd_request_complete(st);
+    if (!keep)
+        free(s);
+}
+
+/* The helper: while sends wait for room in a ring, push them on, so that
+ * a sender in a collective or computing does not hold up a receiver that
+ * waits for them (MPI's progress rule). It sleeps when none waits. */
+static bool pd_anything_pending(void)
+{
+    for (int to = 0; to < pd_q.size; to++)
+        if (__atomic_load_n(&pd_q.pending[to], __ATOMIC_RELAXED) != NULL)
+            return true;
+    return false;
+}
+
+static void *pd_helper_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pd_q.helper_lock);
+    while (!pd_q.helper_stop) {
+        if (!pd_anything_pending()) {
+            pthread_cond_wait(&pd_q.helper_cond, &pd_q.helper_lock);
+            continue;
+        }
+        pthread_mutex_unlock(&pd_q.helper_lock);
+        for (int to = 0; to < pd_q.size; to++) {
+            if (pd_q.pending[to] == NULL)
+                continue;
+            pthread_mutex_lock(&pd_q.send_lock[to]);
+            pd_flush(to);
+            pthread_mutex_unlock(&pd_q.send_lock[to]);
+        }
+        struct timespec nap = { 0, 50000 };
+        nanosleep(&nap, NULL);
+        pthread_mutex_lock(&pd_q.helper_lock);
+    }
+    pthread_mutex_unlock(&pd_q.helper_lock);
+    return NULL;
+}
+
+static void pd_helper_kick(void)
+{
+    pthread_mutex_lock(&pd_q.helper_lock);
+    if (!pd_q.helper_started && !pd_q.helper_stop)
+        pd_q.helper_started =
+            pthread_create(&pd_q.helper, NULL, pd_helper_main, NULL) == 0;
+    pthread_cond_signal(&pd_q.helper_cond);
+    pthread_mutex_unlock(&pd_q.helper_lock);
+}
+
+int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
+                    const void *buf, size_t bytes, int dst, int to, int tag,
+                    MPI_Request *request, const char *call,
+                    struct pd_fail *fail)
+{
+    /* On the stack only where nothing may write to it after this
+     * returns: a blocking send that does not wait for an acknowledgement. */
+    bool eager = bytes <= pd_shm_pairs_eager(pd_q.pairs);
+    bool by_file = !eager && (pd_rt.config.shm_p2p == PD_SHM_P2P_COPY ||
+                              !pd_shm_pairs_cma(pd_q.pairs, to));
+    struct pd_pair_send local, *s = &local;
+    if ((request != NULL || (!eager && !by_file)) &&
+        (s = malloc(sizeof(*s))) == NULL) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    memset(s, 0, sizeof(*s));
+    s->to = to;
+    s->dst = dst;
+    s->m.cid = cid;
+    s->m.src = comm->rank;
+    s->m.tag = tag;
+    s->m.bytes = bytes;
+    if (eager) {
+        s->m.kind = PD_PAIR_EAGER;
+        s->m.payload = (uint32_t)bytes;
+        s->payload = buf;
+    } else {
+        s->m.kind = PD_PAIR_RTS;
+        if (by_file) {
+            char why[300];
+            if (pd_shm_pairs_file(buf, bytes, pd_q.key_hash, s->name,
+                                  sizeof(s->name), why, sizeof(why)) != 0) {
+                if (s != &local)
+                    free(s);
+                pd_fail_set(fail, MPI_ERR_OTHER, "sending %zu bytes to rank "
+                            "%d: %s", bytes, dst, why);
+                return fail->errclass;
+            }
+            s->m.pull = PD_PULL_FILE;
+            s->m.payload = (uint32_t)strlen(s->name) + 1;
+            s->payload = s->name;
+        } else {
+            s->m.pull = PD_PULL_CMA;
+            s->m.addr = (uint64_t)(uintptr_t)buf;
+            s->m.ack = (uint64_t)(uintptr_t)&s->acked;
+            s->awaits = true;
+        }
+    }
+    if (request != NULL) {
+        *request = pd_request_new(comm, call);
+        if (*request == NULL) {
+            if (by_file)
+                shm_unlink(s->name);
+            free(s);
+            pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+            return fail->errclass;
+        }
+        /* Before it is queued: its watch and the polls of other
+         * threads may look at it from then on. */
+        struct pd_request_state *st = (*request)->state;
+        s->req = st;
+        st->queued = s;
+        st->queued_to = to;
+        st->queued_dst = dst;
+        st->queued_tag = tag;
+        st->watch = pd_watch_send;
+    }
+    pthread_mutex_lock(&pd_q.send_lock[to]);
+    struct pd_pair_send **q = &pd_q.pending[to];
+    while (*q != NULL)
+        q = &(*q)->next;
+    *q = s;
+    pd_flush(to);
+    bool behind = pd_q.pending[to] != NULL;
+    pthread_mutex_unlock(&pd_q.send_lock[to]);
+    if (request != NULL) {
+        if (behind)
+            pd_helper_kick();
+        return MPI_SUCCESS;
+    }
+    /* Blocking: poll (which also drains what comes in, so two ranks
+     * sending to each other at once both get through) until it is in the
+     * ring, or fetched. */
+    int64_t since = 0, start = 0, next_watch = 0;
+    if (!atomic_load_explicit(&s->done, memory_order_acquire)) {
+        since = pd_clock_ms();
+        start = pd_clock_ns();
+        next_watch = start + (int64_t)PD_REQUEST_WATCH_MS * 1000000;
+    }
+    while (!atomic_load_explicit(&s->done, memory_order_acquire)) {
+        uint32_t bell = pd_request_poll();
+        if (atomic_load_explicit(&s->done, memory_order_acquire))
+            break;
+        int64_t now = pd_clock_ns();
+        if (now >= next_watch) {
+            next_watch = now + (int64_t)PD_REQUEST_WATCH_MS * 1000000;
+            char why[400];
+            bool keep;
+            pd_send_hopeless(comm, dst, tag, since, why, sizeof(why));
+            if (why[0] != '\0' && pd_withdraw(s, to, &keep)) {
+                if (!keep && s != &local)
+                    free(s);
+                pd_fail_set(fail, MPI_ERR_OTHER, "%s", why);
+                return fail->errclass;
+            }
+            continue;
+        }
+        pd_request_pause(bell, now - start);
+    }
+    if (s != &local)
+        free(s);
+    return MPI_SUCCESS;
+}
+
+/* ---- the receiving side -------------------------------------------------- */
+
+static struct pd_p2p *pd_known(uint64_t cid)
+{
+    for (struct pd_p2p *p = pd_q.known; p != NULL; p = p->next_known)
+        if (p->cid == cid)
+            return p;
+    return NULL;
+}
+
+void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,
+                      struct pd_rts *rts)
+{
+    size_t bytes = (size_t)rts->m.bytes;
+    size_t n = bytes <= posted->capacity ? bytes : posted->capacity;
+    char why[400];
+    if (pd_shm_pairs_pull(pd_q.pairs, rts->from, &rts->m, rts->name,
+                          posted->buf, n, why, sizeof(why)) != 0) {
+        pd_shm_pairs_done(pd_q.pairs, rts->from, &rts->m, rts->name);
+        char msg[520];
+        snprintf(msg, sizeof(msg), "receiving %zu bytes from rank %d (tag "
+                 "%d): %s", bytes, src, tag, why);
+        pd_p2p_fail_posted(posted, msg);
+        free(rts);
+        return;
+    }
+    pd_shm_pairs_done(pd_q.pairs, rts->from, &rts->m, rts->name);
+    pd_p2p_fill(posted, src, tag, NULL, bytes);   /* in place already */
+    free(rts);
+}
+
+void pd_p2p_shm_drop(struct pd_rts *rts)
+{
+    pd_shm_pairs_done(pd_q.pairs, rts->from, &rts->m, rts->name);
+    free(rts);
+}
+
+/* m from local rank from, as a message to queue (copied out of the
+ * ring); NULL when out of memory. */
+static struct pd_message *pd_copy_out(int from, const struct pd_pair_msg *m)
+{
+    struct pd_message *msg = calloc(1, sizeof(*msg));
+    if (msg == NULL)
+        return NULL;
+    msg->src = m->src;
+    msg->tag = m->tag;
+    msg->bytes = (size_t)m->bytes;
+    const unsigned char *payload = (const unsigned char *)(m + 1);
+    if (m->kind == PD_PAIR_RTS) {
+        msg->rts = calloc(1, sizeof(*msg->rts));
+        if (msg->rts == NULL) {
+            free(msg);
+            return NULL;
+        }
+        msg->rts->from = from;
+        msg->rts->m = *m;
+        if (m->pull == PD_PULL_FILE)
+            snprintf(msg->rts->name, sizeof(msg->rts->name), "%s",
+                     (const char *)payload);
+        return msg;
+    }
+    msg->data = malloc(msg->bytes ? msg->bytes : 1);
+    if (msg->data == NULL) {
+        free(msg);
+        return NULL;
+    }
+    memcpy(msg->data, payload, msg->bytes);
+    return msg;
+}
+
+/* One record from local rank from into the matching. */
+static void pd_take(int from, const struct pd_pair_msg *m)
+{
+    pthread_mutex_lock(&pd_q.known_lock);
+    struct pd_p2p *p = pd_known(m->cid);
+    if (p == NULL) {
+        struct pd_orphan *o = malloc(sizeof(*o));
+        struct pd_message *msg = pd_copy_out(from, m);
+        if (o == NULL || msg == NULL)
+            abort(); /* nobody to report to; the message cannot be lost */
+        *o = (struct pd_orphan){ m->cid, msg, NULL };
+        *pd_q.orphans_tail = o;
+        pd_q.orphans_tail = &o->next;
+        pthread_mutex_unlock(&pd_q.known_lock);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    pthread_mutex_unlock(&pd_q.known_lock);
+    struct pd_posted *posted = pd_p2p_take_posted(p, m->src, m->tag);
+    if (posted != NULL && m->kind == PD_PAIR_EAGER) {
+        pd_p2p_fill(posted, m->src, m->tag, m + 1, (size_t)m->bytes);
+    } else if (posted != NULL) {
+        struct pd_rts *rts = malloc(sizeof(*rts));
+        if (rts == NULL)
+            abort();
+        rts->from = from;
+        rts->m = *m;
+        rts->name[0] = '\0';
+        if (m->pull == PD_PULL_FILE)
+            snprintf(rts->name, sizeof(rts->name), "%s",
+                     (const char *)(m + 1));
+        pd_p2p_shm_fetch(posted, m->src, m->tag, rts);
+    } else {
+        struct pd_message *msg = pd_copy_out(from, m);
+        if (msg == NULL)
+            abort();
+        pd_p2p_queue_unexpected(p, msg);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+static bool pd_drain(void)
+{
+    if (pthread_mutex_trylock(&pd_q.drain_lock) != 0)
+        return false;
+    bool moved = false;
+    for (int r = 0; r < pd_q.size; r++) {
+        if (r == pd_q.me)
+            continue;
+        const struct pd_pair_msg *m;
+        while ((m = pd_shm_pairs_peek(pd_q.pairs, r)) != NULL) {
+            pd_take(r, m);
+            pd_shm_pairs_pop(pd_q.pairs, r, m);
+            moved = true;
+        }
+    }
+    pthread_mutex_unlock(&pd_q.drain_lock);
+    return moved;
+}
+
+static bool pd_poll(void)
+{
+    bool moved = pd_drain();
+    for (int to = 0; to < pd_q.size; to++) {
+        if (pd_q.pending[to] == NULL ||
+            pthread_mutex_trylock(&pd_q.send_lock[to]) != 0)
+            continue;
+        moved |= pd_flush(to);
+        pthread_mutex_unlock(&pd_q.send_lock[to]);
+    }
+    moved |= pd_collect_acks();
+    return moved;
+}
+
+static uint32_t pd_bell(void)
+{
+    return pd_shm_pairs_bell(pd_q.pairs);
+}
+
+static void pd_idle(uint32_t bell, int64_t waited_ns)
+{
+    pd_shm_pairs_idle(pd_q.pairs, bell, waited_ns);
+}
+
+static void pd_wake(void)
+{
+    pd_shm_pairs_wake_self(pd_q.pairs);
+}
+
+void pd_p2p_shm_register(struct pd_p2p *p)
+{
+    if (pd_q.pairs == NULL)
+        return;
+    /* No drain runs meanwhile: what arrived before stays ahead of what
+     * arrives after. */
+    pthread_mutex_lock(&pd_q.drain_lock);
+    pthread_mutex_lock(&pd_q.known_lock);
+    pthread_mutex_lock(&p->lock);
+    for (struct pd_orphan **o = &pd_q.orphans; *o != NULL;) {
+        struct pd_orphan *x = *o;
+        if (x->cid != p->cid) {
+            o = &x->next;
+            continue;
+        }
+        *o = x->next;
+        if (*o == NULL)
+            pd_q.orphans_tail = o;
+        pd_p2p_queue_unexpected(p, x->m);
+        free(x);
+    }
+    pthread_mutex_unlock(&p->lock);
+    p->next_known = pd_q.known;
+    pd_q.known = p;
+    pthread_mutex_unlock(&pd_q.known_lock);
+    pthread_mutex_unlock(&pd_q.drain_lock);
+}
+
+void pd_p2p_shm_unregister(struct pd_p2p *p)
+{
+    if (pd_q.pairs == NULL)
+        return;
+    pthread_mutex_lock(&pd_q.drain_lock);
+    pthread_mutex_lock(&pd_q.known_lock);
+    for (struct pd_p2p **k = &pd_q.known; *k != NULL; k = &(*k)->next_known) {
+        if (*k == p) {
+            *k = p->next_known;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pd_q.known_lock);
+    pthread_mutex_unlock(&pd_q.drain_lock);
+}
+
+int pd_p2p_shm_open(struct pd_fail *fail)
+{
+    struct ompi_communicator_t *world =
+        (struct ompi_communicator_t *)MPI_COMM_WORLD;
+    if (pd_rt.config.shm_p2p == PD_SHM_P2P_OFF || !pd_rt.config.shm ||
+        world->size < 2 || pd_rt.world.node_of == NULL)
+        return MPI_SUCCESS;
+    struct pd_hier *h = NULL;
+    if (pd_hier_get(world, &h, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    struct pd_shm_comm *seg = pd_hier_segment(h);
+    if (seg == NULL)
+        return MPI_SUCCESS;         /* alone on this host */
+    if (pd_shm_extra(seg) == NULL) {
+        /* Said once per host, by its first rank. */
+        int node = pd_rt.world.node_of[pd_rt.world.rank], first = 0;
+        while (pd_rt.world.node_of[first] != node)
+            first++;
+        if (first == pd_rt.world.rank)
+            pd_log(PD_LOG_WARN, "point-to-point between the ranks of this "
+                   "host goes over gloo: /dev/shm has no room for its "
+                   "shared-memory queues");
+        return MPI_SUCCESS;
+    }
+    struct pd_backend_error err;
+    err.msg[0] = '\0';
+    int rc = pd_shm_pairs_open(seg, pd_rt.config.shm_p2p == PD_SHM_P2P_ON,
+                               &pd_q.pairs, &err);
+    if (rc != PD_BACKEND_OK)
+        return pd_coll_backend_failed(rc, world, "point-to-point queue "
+                                      "set-up", err.msg, fail);
+    int n = pd_shm_pairs_size(pd_q.pairs), size = pd_rt.world.size;
+    pd_q.me = pd_shm_pairs_rank(pd_q.pairs);
+    pd_q.size = n;
+    pd_q.local_of_world = malloc((size_t)size * sizeof(int));
+    pd_q.send_lock = calloc((size_t)n, sizeof(pthread_mutex_t));
+    pd_q.pending = calloc((size_t)n, sizeof(*pd_q.pending));
+    if (pd_q.local_of_world == NULL || pd_q.send_lock == NULL ||
+        pd_q.pending == NULL) {
+        pd_p2p_shm_close();
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+        return fail->errclass;
+    }
+    /* Local ranks in world order: the segment's order (coll/hier.c). */
+    int local = 0, node = pd_rt.world.node_of[pd_rt.world.rank];
+    for (int w = 0; w < size; w++)
+        pd_q.local_of_world[w] =
+            pd_rt.world.node_of[w] == node ? local++ : -1;
+    pd_q.local_of_world[pd_rt.world.rank] = -1;    /* sends to self: not here */
+    for (int r = 0; r < n; r++)
+        pthread_mutex_init(&pd_q.send_lock[r], NULL);
+    pd_q.orphans_tail = &pd_q.orphans;
+    const char *key = pd_rt.world.job_key;
+    pd_q.key_hash = pd_fnv1a64(key, strlen(key));
+    static const struct pd_request_progress hooks = { pd_poll, pd_bell,
+                                                      pd_idle, pd_wake };
+    pd_request_set_progress(&hooks);
+    pd_log(PD_LOG_INFO, "point-to-point among the %d ranks of this host "
+           "through shared memory (eager up to %zu bytes, larger %s)", n,
+           pd_shm_pairs_eager(pd_q.pairs),
+           pd_rt.config.shm_p2p == PD_SHM_P2P_COPY
+               ? "through shared files (PDMPI_SHM_P2P=copy)"
+               : "read from the sender where permitted");
+    return MPI_SUCCESS;
+}
+
+void pd_p2p_shm_close(void)
+{
+    if (pd_q.pairs != NULL)
+        pd_request_set_progress(NULL);
+    pthread_mutex_lock(&pd_q.helper_lock);
+    pd_q.helper_stop = true;
+    bool joined = pd_q.helper_started;
+    pthread_cond_signal(&pd_q.helper_cond);
+    pthread_mutex_unlock(&pd_q.helper_lock);
+    if (joined)
+        pthread_join(pd_q.helper, NULL);
+    pd_q.helper_started = false;
+    while (pd_q.given_up != NULL) {
+        struct pd_pair_send *s = pd_q.given_up;
+        pd_q.given_up = s->next;
+        free(s);
+    }
+    pd_shm_pairs_close(pd_q.pairs);
+    pd_q.pairs = NULL;
+    free(pd_q.local_of_world);
+    free(pd_q.send_lock);
+    free(pd_q.pending);
+    pd_q.local_of_world = NULL;
+    pd_q.send_lock = NULL;
+    pd_q.pending = NULL;
+    while (pd_q.orphans != NULL) {
+        struct pd_orphan *o = pd_q.orphans;
+        pd_q.orphans = o->next;
+        free(o->m->data);
+        free(o->m->rts);
+        free(o->m);
+        free(o);
+    }
+}
