@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/spin_lock.h"
 #include "coll/hier.h"
 #include "core/runtime.h"
 #include "service/p2p_internal.h"
@@ -51,11 +52,11 @@ static struct {
     int me, size;
     int *local_of_world;            /* world rank -> local rank, or -1 */
     uint64_t key_hash;
-    pthread_mutex_t drain_lock;     /* one thread drains at a time */
+    pd_spin_lock drain_lock;        /* one thread drains at a time */
     pthread_mutex_t known_lock;     /* known, orphans */
     struct pd_p2p *known;
     struct pd_orphan *orphans, **orphans_tail;
-    pthread_mutex_t *send_lock;     /* per destination: pending */
+    pd_spin_lock *send_lock;        /* per destination: pending */
     struct pd_pair_send **pending;
     pthread_mutex_t awaiting_lock;  /* awaiting, given_up */
     struct pd_pair_send *awaiting;
@@ -69,7 +70,7 @@ static struct {
     pthread_t helper;
     bool helper_started, helper_stop;
 } pd_q = {
-    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
+    .drain_lock = PD_SPIN_LOCK_INIT,
     .known_lock = PTHREAD_MUTEX_INITIALIZER,
     .awaiting_lock = PTHREAD_MUTEX_INITIALIZER,
     .helper_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -159,7 +160,7 @@ static bool pd_withdraw(struct pd_pair_send *s, int to, bool *keep)
 {
     bool found = false;
     *keep = false;
-    pthread_mutex_lock(&pd_q.send_lock[to]);
+    pd_spin_lock_take(&pd_q.send_lock[to]);
     for (struct pd_pair_send **q = &pd_q.pending[to]; *q != NULL;
          q = &(*q)->next) {
         if (*q == s) {
@@ -168,7 +169,7 @@ static bool pd_withdraw(struct pd_pair_send *s, int to, bool *keep)
             break;
         }
     }
-    pthread_mutex_unlock(&pd_q.send_lock[to]);
+    pd_spin_unlock(&pd_q.send_lock[to]);
     pthread_mutex_lock(&pd_q.awaiting_lock);
     for (struct pd_pair_send **a = &pd_q.awaiting; !found && *a != NULL;
          a = &(*a)->next) {
@@ -247,9 +248,9 @@ static void *pd_helper_main(void *arg)
         for (int to = 0; to < pd_q.size; to++) {
             if (pd_q.pending[to] == NULL)
                 continue;
-            pthread_mutex_lock(&pd_q.send_lock[to]);
+            pd_spin_lock_take(&pd_q.send_lock[to]);
             pd_flush(to);
-            pthread_mutex_unlock(&pd_q.send_lock[to]);
+            pd_spin_unlock(&pd_q.send_lock[to]);
         }
         struct timespec nap = { 0, 50000 };
         nanosleep(&nap, NULL);
@@ -291,13 +292,13 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
     s->m.cid = cid;
     s->m.src = comm->rank;
     s->m.tag = tag;
-    s->m.bytes = bytes;
     if (eager) {
         s->m.kind = PD_PAIR_EAGER;
         s->m.payload = (uint32_t)bytes;
         s->payload = buf;
     } else {
         s->m.kind = PD_PAIR_RTS;
+        s->m.bytes = bytes;
         if (by_file) {
             char why[300];
             if (pd_shm_pairs_file(buf, bytes, pd_q.key_hash, s->name,
@@ -337,14 +338,14 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
         st->queued_tag = tag;
         st->watch = pd_watch_send;
     }
-    pthread_mutex_lock(&pd_q.send_lock[to]);
+    pd_spin_lock_take(&pd_q.send_lock[to]);
     struct pd_pair_send **q = &pd_q.pending[to];
     while (*q != NULL)
         q = &(*q)->next;
     *q = s;
     pd_flush(to);
     bool behind = pd_q.pending[to] != NULL;
-    pthread_mutex_unlock(&pd_q.send_lock[to]);
+    pd_spin_unlock(&pd_q.send_lock[to]);
     if (request != NULL) {
         if (behind)
             pd_helper_kick();
@@ -430,8 +431,8 @@ static struct pd_message *pd_copy_out(int from, const struct pd_pair_msg *m)
         return NULL;
     msg->src = m->src;
     msg->tag = m->tag;
-    msg->bytes = (size_t)m->bytes;
-    const unsigned char *payload = (const unsigned char *)(m + 1);
+    msg->bytes = (size_t)pd_pair_bytes(m);
+    const unsigned char *payload = pd_pair_payload(m);
     if (m->kind == PD_PAIR_RTS) {
         msg->rts = calloc(1, sizeof(*msg->rts));
         if (msg->rts == NULL) {
@@ -457,9 +458,11 @@ static struct pd_message *pd_copy_out(int from, const struct pd_pair_msg *m)
 /* One record from local rank from into the matching. */
 static void pd_take(int from, const struct pd_pair_msg *m)
 {
-    pthread_mutex_lock(&pd_q.known_lock);
+    /* The drain lock held: the list of known communicators stays put
+     * (they change under it too). */
     struct pd_p2p *p = pd_known(m->cid);
     if (p == NULL) {
+        pthread_mutex_lock(&pd_q.known_lock);
         struct pd_orphan *o = malloc(sizeof(*o));
         struct pd_message *msg = pd_copy_out(from, m);
         if (o == NULL || msg == NULL)
@@ -471,10 +474,10 @@ static void pd_take(int from, const struct pd_pair_msg *m)
         return;
     }
     pthread_mutex_lock(&p->lock);
-    pthread_mutex_unlock(&pd_q.known_lock);
     struct pd_posted *posted = pd_p2p_take_posted(p, m->src, m->tag);
     if (posted != NULL && m->kind == PD_PAIR_EAGER) {
-        pd_p2p_fill(posted, m->src, m->tag, m + 1, (size_t)m->bytes);
+        pd_p2p_fill(posted, m->src, m->tag, pd_pair_payload(m),
+                    (size_t)pd_pair_bytes(m));
     } else if (posted != NULL) {
         struct pd_rts *rts = malloc(sizeof(*rts));
         if (rts == NULL)
@@ -484,7 +487,7 @@ static void pd_take(int from, const struct pd_pair_msg *m)
         rts->name[0] = '\0';
         if (m->pull == PD_PULL_FILE)
             snprintf(rts->name, sizeof(rts->name), "%s",
-                     (const char *)(m + 1));
+                     (const char *)pd_pair_payload(m));
         pd_p2p_shm_fetch(posted, m->src, m->tag, rts);
     } else {
         struct pd_message *msg = pd_copy_out(from, m);
@@ -497,7 +500,7 @@ static void pd_take(int from, const struct pd_pair_msg *m)
 
 static bool pd_drain(void)
 {
-    if (pthread_mutex_trylock(&pd_q.drain_lock) != 0)
+    if (!pd_spin_trylock(&pd_q.drain_lock))
         return false;
     bool moved = false;
     for (int r = 0; r < pd_q.size; r++) {
@@ -510,7 +513,7 @@ static bool pd_drain(void)
             moved = true;
         }
     }
-    pthread_mutex_unlock(&pd_q.drain_lock);
+    pd_spin_unlock(&pd_q.drain_lock);
     return moved;
 }
 
@@ -519,10 +522,10 @@ static bool pd_poll(void)
     bool moved = pd_drain();
     for (int to = 0; to < pd_q.size; to++) {
         if (pd_q.pending[to] == NULL ||
-            pthread_mutex_trylock(&pd_q.send_lock[to]) != 0)
+            !pd_spin_trylock(&pd_q.send_lock[to]))
             continue;
         moved |= pd_flush(to);
-        pthread_mutex_unlock(&pd_q.send_lock[to]);
+        pd_spin_unlock(&pd_q.send_lock[to]);
     }
     moved |= pd_collect_acks();
     return moved;
@@ -549,7 +552,7 @@ void pd_p2p_shm_register(struct pd_p2p *p)
         return;
     /* No drain runs meanwhile: what arrived before stays ahead of what
      * arrives after. */
-    pthread_mutex_lock(&pd_q.drain_lock);
+    pd_spin_lock_take(&pd_q.drain_lock);
     pthread_mutex_lock(&pd_q.known_lock);
     pthread_mutex_lock(&p->lock);
     for (struct pd_orphan **o = &pd_q.orphans; *o != NULL;) {
@@ -568,14 +571,14 @@ void pd_p2p_shm_register(struct pd_p2p *p)
     p->next_known = pd_q.known;
     pd_q.known = p;
     pthread_mutex_unlock(&pd_q.known_lock);
-    pthread_mutex_unlock(&pd_q.drain_lock);
+    pd_spin_unlock(&pd_q.drain_lock);
 }
 
 void pd_p2p_shm_unregister(struct pd_p2p *p)
 {
     if (pd_q.pairs == NULL)
         return;
-    pthread_mutex_lock(&pd_q.drain_lock);
+    pd_spin_lock_take(&pd_q.drain_lock);
     pthread_mutex_lock(&pd_q.known_lock);
     for (struct pd_p2p **k = &pd_q.known; *k != NULL; k = &(*k)->next_known) {
         if (*k == p) {
@@ -584,7 +587,7 @@ void pd_p2p_shm_unregister(struct pd_p2p *p)
         }
     }
     pthread_mutex_unlock(&pd_q.known_lock);
-    pthread_mutex_unlock(&pd_q.drain_lock);
+    pd_spin_unlock(&pd_q.drain_lock);
 }
 
 int pd_p2p_shm_open(struct pd_fail *fail)
@@ -622,7 +625,7 @@ int pd_p2p_shm_open(struct pd_fail *fail)
     pd_q.me = pd_shm_pairs_rank(pd_q.pairs);
     pd_q.size = n;
     pd_q.local_of_world = malloc((size_t)size * sizeof(int));
-    pd_q.send_lock = calloc((size_t)n, sizeof(pthread_mutex_t));
+    pd_q.send_lock = calloc((size_t)n, sizeof(*pd_q.send_lock));
     pd_q.pending = calloc((size_t)n, sizeof(*pd_q.pending));
     if (pd_q.local_of_world == NULL || pd_q.send_lock == NULL ||
         pd_q.pending == NULL) {
@@ -636,8 +639,6 @@ int pd_p2p_shm_open(struct pd_fail *fail)
         pd_q.local_of_world[w] =
             pd_rt.world.node_of[w] == node ? local++ : -1;
     pd_q.local_of_world[pd_rt.world.rank] = -1;    /* sends to self: not here */
-    for (int r = 0; r < n; r++)
-        pthread_mutex_init(&pd_q.send_lock[r], NULL);
     pd_q.orphans_tail = &pd_q.orphans;
     const char *key = pd_rt.world.job_key;
     pd_q.key_hash = pd_fnv1a64(key, strlen(key));

@@ -9,7 +9,10 @@
  *   rings[size^2-size] ring_bytes each, one per ordered pair of two ranks
  *
  * A ring holds records of whole cache lines. One that would not fit
- * before the ring's end goes at its start, after a WRAP record.
+ * before the ring's end goes at its start, after a WRAP record. The
+ * consumer polls the stamp of the record at its head, not the producer's
+ * tail: the line it waits on is the one that brings the message, and the
+ * producer never writes a line the consumer polls except to publish.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +69,20 @@ static const uint64_t pd_probe_word = 0x5044504149525321ull;
 static size_t pd_round_line(size_t n)
 {
     return (n + PD_LINE - 1) & ~(size_t)(PD_LINE - 1);
+}
+
+/* Where a record's payload starts, and the record's whole length. */
+static size_t pd_payload_offset(const struct pd_pair_msg *m)
+{
+    return m->kind == PD_PAIR_EAGER ? PD_PAIR_INLINE_OFFSET
+                                    : sizeof(struct pd_pair_msg);
+}
+
+static size_t pd_record_len(const struct pd_pair_msg *m)
+{
+    if (m->kind == PD_PAIR_WRAP)
+        return m->payload;
+    return pd_round_line(pd_payload_offset(m) + m->payload);
 }
 
 /* Ring bytes per pair: 16 MiB for the whole host, each ring between
@@ -223,32 +241,46 @@ bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
     struct pd_pair_queue *q = pd_queue(p, p->rank, dst);
     unsigned char *ring = pd_ring(p, p->rank, dst);
     size_t R = p->ring_bytes;
-    size_t need = pd_round_line(sizeof(*m) + m->payload);
+    size_t need = pd_record_len(m);
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
     size_t pos = (size_t)(tail % R), skip = pos + need > R ? R - pos : 0;
-    if (need > R)
+    /* A line to spare: where the next record will start is free. */
+    size_t want = skip + need + PD_LINE;
+    if (want > R)
         return false;
-    if (tail + skip + need - p->heads_seen[dst] > R) {
+    if (tail + want - p->heads_seen[dst] > R) {
         p->heads_seen[dst] = atomic_load_explicit(&q->head,
                                                   memory_order_acquire);
-        if (tail + skip + need - p->heads_seen[dst] > R)
+        if (tail + want - p->heads_seen[dst] > R)
             return false;
     }
-    if (skip > 0) {
-        struct pd_pair_msg *w = (struct pd_pair_msg *)(ring + pos);
-        w->len = (uint32_t)skip;
-        w->kind = PD_PAIR_WRAP;
-        pos = 0;
-    }
-    m->len = (uint32_t)need;
-    memcpy(ring + pos, m, sizeof(*m));
+    struct pd_pair_msg *w = (struct pd_pair_msg *)(ring + pos);
+    uint64_t start = tail + skip;
+    size_t at = skip > 0 ? 0 : pos;
+    struct pd_pair_msg *r = (struct pd_pair_msg *)(ring + at);
+    size_t off = pd_payload_offset(m);
+    memcpy((unsigned char *)r + sizeof(r->stamp),
+           (const unsigned char *)m + sizeof(m->stamp),
+           off - sizeof(m->stamp));
     if (m->payload > 0)
-        memcpy(ring + pos + sizeof(*m), payload, m->payload);
-    atomic_store_explicit(&q->tail, tail + skip + need, memory_order_release);
-    /* Only a receiver that sleeps needs its doorbell: it looks at its
-     * rings once more after saying so (pd_shm_pairs_idle), and one of
-     * the two sees the other's store. */
-    atomic_thread_fence(memory_order_seq_cst);
+        memcpy((unsigned char *)r + off, payload, m->payload);
+    /* Where the next record goes may hold an old payload's bytes where
+     * its stamp will be: clear them before this record is seen. */
+    struct pd_pair_msg *next = (struct pd_pair_msg *)(ring + (at + need) % R);
+    __atomic_store_n(&next->stamp, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->stamp, start + 1, __ATOMIC_RELEASE);
+    if (skip > 0) {
+        /* The consumer reads the wrap first: it goes out last. */
+        w->payload = (uint32_t)skip;
+        w->kind = PD_PAIR_WRAP;
+        __atomic_store_n(&w->stamp, tail + 1, __ATOMIC_RELEASE);
+    }
+    atomic_store_explicit(&q->tail, start + need, memory_order_relaxed);
+    /* Only a receiver that sleeps needs its doorbell. No fence between
+     * the tail and this look (it would make every push wait for the
+     * tail's cache line): a receiver that says it sleeps just after this
+     * look may miss the push until its nap ends, 1 ms at most, and it
+     * naps only after a millisecond of waiting. */
     struct pd_pair_rank *pr = &p->ranks[dst];
     if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed) != 0) {
         atomic_fetch_add(&pr->bell, 1);
@@ -263,13 +295,14 @@ const struct pd_pair_msg *pd_shm_pairs_peek(struct pd_shm_pairs *p, int src)
     unsigned char *ring = pd_ring(p, src, p->rank);
     for (;;) {
         uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-        if (head == atomic_load_explicit(&q->tail, memory_order_acquire))
-            return NULL;
         const struct pd_pair_msg *m =
             (const struct pd_pair_msg *)(ring + head % p->ring_bytes);
+        if (__atomic_load_n(&m->stamp, __ATOMIC_ACQUIRE) != head + 1)
+            return NULL;
         if (m->kind != PD_PAIR_WRAP)
             return m;
-        atomic_store_explicit(&q->head, head + m->len, memory_order_release);
+        atomic_store_explicit(&q->head, head + pd_record_len(m),
+                              memory_order_release);
     }
 }
 
@@ -278,7 +311,8 @@ void pd_shm_pairs_pop(struct pd_shm_pairs *p, int src,
 {
     struct pd_pair_queue *q = pd_queue(p, src, p->rank);
     uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-    atomic_store_explicit(&q->head, head + m->len, memory_order_release);
+    atomic_store_explicit(&q->head, head + pd_record_len(m),
+                          memory_order_release);
 }
 
 int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
@@ -368,7 +402,12 @@ static bool pd_anything_in(struct pd_shm_pairs *p)
 {
     for (int r = 0; r < p->size; r++) {
         struct pd_pair_queue *q = pd_queue(p, r, p->rank);
-        if (r != p->rank && atomic_load(&q->tail) != atomic_load(&q->head))
+        if (r == p->rank)
+            continue;
+        uint64_t head = atomic_load(&q->head);
+        const struct pd_pair_msg *m = (const struct pd_pair_msg *)(
+            pd_ring(p, r, p->rank) + head % p->ring_bytes);
+        if (__atomic_load_n(&m->stamp, __ATOMIC_SEQ_CST) == head + 1)
             return true;
     }
     return false;

@@ -39,21 +39,42 @@ enum pd_pair_pull {
     PD_PULL_FILE = 1,       /* a shared-memory file named by the payload */
 };
 
-/* One record's header, a cache line; an eager message's payload (an RTS
- * of a file: the file's name) follows it. */
+/* One record's header, a cache line. An eager message's data starts in
+ * its second half (up to 32 bytes travel in the header's line alone); an
+ * RTS keeps its fields there and any payload (a file's name) follows the
+ * line. */
 struct pd_pair_msg {
-    uint32_t len;           /* the whole record, a multiple of 64 bytes */
+    uint64_t stamp;         /* (internal) where the record starts in the
+                               ring's stream, plus one: set last, it says
+                               the record is whole */
+    uint32_t payload;       /* eager: the message's bytes; RTS: the bytes
+                               after the header */
     uint16_t kind;          /* enum pd_pair_kind */
     uint16_t pull;          /* RTS: enum pd_pair_pull */
     uint64_t cid;           /* the communicator (its id's hash) */
     int32_t src;            /* the sender's rank in that communicator */
     int32_t tag;
+    /* RTS only (an eager message's data lies here): */
     uint64_t bytes;         /* the message's bytes */
-    uint64_t addr;          /* RTS of memory: where it is in the sender */
+    uint64_t addr;          /* memory: where the data is in the sender */
     uint64_t ack;           /* ... and where its 32-bit word to set is */
-    uint32_t payload;       /* bytes after the header */
-    uint32_t unused[3];
+    uint64_t unused;
 };
+
+#define PD_PAIR_INLINE_OFFSET 32
+
+/* The bytes of the message m announces, and where its payload is. */
+static inline uint64_t pd_pair_bytes(const struct pd_pair_msg *m)
+{
+    return m->kind == PD_PAIR_EAGER ? m->payload : m->bytes;
+}
+static inline const void *pd_pair_payload(const struct pd_pair_msg *m)
+{
+    return m->kind == PD_PAIR_EAGER
+               ? (const void *)((const unsigned char *)m +
+                                PD_PAIR_INLINE_OFFSET)
+               : (const void *)(m + 1);
+}
 
 /* Bytes of the area pairs for size ranks need. */
 size_t pd_shm_pairs_bytes(int size);
@@ -72,8 +93,9 @@ size_t pd_shm_pairs_eager(const struct pd_shm_pairs *p);
 /* Whether local rank dst may read this rank's memory. */
 bool pd_shm_pairs_cma(const struct pd_shm_pairs *p, int dst);
 
-/* Append m (m->len, m->payload set by this call) and payload to the ring
- * to dst and ring its doorbell; false when the ring has no room now. */
+/* Append m (its kind, payload and fields set) and m->payload bytes at
+ * payload to the ring to dst, waking dst if it sleeps; false when the
+ * ring has no room now. */
 bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
                        struct pd_pair_msg *m, const void *payload);
 /* The oldest record from src, or NULL; valid until pd_shm_pairs_pop. */
