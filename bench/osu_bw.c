@@ -14,6 +14,10 @@
  *
  * -c runs one more window with a known pattern and checks what rank 1
  * received.
+ *
+ * Built with PD_BIBW it is osu_bibw: both ranks post the window of
+ * receives, then the window of sends, to each other, and the bandwidth
+ * counts both directions.
  */
 #include "bench_util.h"
 
@@ -28,6 +32,16 @@
 #define TAG_REPLY 101
 #define WINDOW_BYTES ((size_t)512 << 20)
 
+#ifdef PD_BIBW
+#define NAME "osu_bibw"
+#define TITLE "OSU MPI Bi-Directional Bandwidth Test"
+#define DIRECTIONS 2
+#else
+#define NAME "osu_bw"
+#define TITLE "OSU MPI Bandwidth Test"
+#define DIRECTIONS 1
+#endif
+
 struct stream {
     void *send, *recv;              /* MPI's buffers (device with -d cuda) */
     void *host;                     /* staging for -c */
@@ -40,12 +54,25 @@ struct stream {
 static double window(const struct stream *s)
 {
     double start = MPI_Wtime();
-    MPI_Request requests[WINDOW];
+    MPI_Request requests[2 * WINDOW];
     /* A real array rather than MPI_STATUSES_IGNORE, which gcc's
      * -Wstringop-overflow mistakes for a 0-byte region with MPICH. */
-    MPI_Status statuses[WINDOW];
+    MPI_Status statuses[2 * WINDOW];
     MPI_Datatype t = s->o->type->mpi;
-    if (s->rank == 0) {
+    if (DIRECTIONS == 2) {
+        int peer = 1 - s->rank;
+        for (int w = 0; w < s->window; w++)
+            bench_check_rc(MPI_Irecv(s->recv, s->count, t, peer, TAG_DATA,
+                                     MPI_COMM_WORLD, &requests[w]),
+                           "MPI_Irecv");
+        for (int w = 0; w < s->window; w++)
+            bench_check_rc(MPI_Isend(s->send, s->count, t, peer, TAG_DATA,
+                                     MPI_COMM_WORLD,
+                                     &requests[s->window + w]),
+                           "MPI_Isend");
+        bench_check_rc(MPI_Waitall(2 * s->window, requests, statuses),
+                       "MPI_Waitall");
+    } else if (s->rank == 0) {
         for (int w = 0; w < s->window; w++)
             bench_check_rc(MPI_Isend(s->send, s->count, t, 1, TAG_DATA,
                                      MPI_COMM_WORLD, &requests[w]),
@@ -118,7 +145,7 @@ int main(int argc, char **argv)
 
     struct bench_options o;
     int status = bench_parse_pair_options(argc, argv, &o,
-                                     "osu_bw runs on exactly 2 ranks with a window "
+                                     NAME " runs on exactly 2 ranks with a window "
                                      "of 64 messages (fewer above 8 MiB:\n"
                                      "at most 512 MiB in flight); -f adds the "
                                      "window and the iterations.\nWithout -i, "
@@ -137,12 +164,12 @@ int main(int argc, char **argv)
         .rank = rank,
     };
     if (s.host == NULL) {
-        fprintf(stderr, "osu_bw: out of memory\n");
+        fprintf(stderr, NAME ": out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 
     if (rank == 0) {
-        printf("# OSU MPI Bandwidth Test\n");
+        printf("# " TITLE "\n");
         printf("# Datatype: %s, window: %d messages (at most %zu MiB)%s\n",
                o.type->mpi_name, WINDOW, WINDOW_BYTES >> 20,
                o.device == BENCH_CUDA ? ", buffers: cuda" : "");
@@ -167,7 +194,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < iterations; i++)
             window(&s);
         double seconds = MPI_Wtime() - start;
-        double mbps = (double)bytes * s.window * iterations / seconds / 1e6;
+        double mbps = (double)bytes * s.window * iterations * DIRECTIONS /
+                      seconds / 1e6;
         bool valid = !o.validate || validate(&s);
         all_valid = all_valid && valid;
 
