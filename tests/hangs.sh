@@ -29,22 +29,6 @@ pd_tmpdir
 shm_check="$top_builddir/tests/shm_check"
 soak_check="$top_builddir/tests/soak_check"
 
-# timed NAME MAX PATTERN COMMAND...: COMMAND must fail within MAX seconds
-# with PATTERN (extended regex) in its output.
-timed() {
-    name=$1 max=$2 pattern=$3
-    shift 3
-    start=$(date +%s)
-    "$@" > "$PD_TMP/out" 2>&1
-    rc=$?
-    took=$(($(date +%s) - start))
-    grep -v '^shm_check: rank' "$PD_TMP/out" | sed 's/^/# /' | head -8
-    check "$name: exit $rc in ${took}s (wanted non-zero within ${max}s)" \
-        sh -c "[ $rc -ne 0 ] && [ $took -le $max ]"
-    check "$name: the message says what happened" \
-        grep -Eq "$pattern" "$PD_TMP/out"
-}
-
 for np in 2 3 4; do
     timed "np $np, gloo, rank 1 skips an allreduce" 5 \
         "ranks are in different collectives: rank [0-9] is in (allreduce of 16 bytes|barrier), rank [0-9] in (barrier|allreduce of 16 bytes)" \

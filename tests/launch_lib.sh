@@ -141,3 +141,19 @@ slurm_run() {
     done
     pd_wait_all $pids
 }
+
+# timed NAME MAX PATTERN COMMAND...: COMMAND must fail within MAX seconds
+# with PATTERN (extended regex) in its output (needs pd_tmpdir).
+timed() {
+    name=$1 max=$2 pattern=$3
+    shift 3
+    start=$(date +%s)
+    "$@" > "$PD_TMP/out" 2>&1
+    rc=$?
+    took=$(($(date +%s) - start))
+    grep -v '^shm_check: rank' "$PD_TMP/out" | sed 's/^/# /' | head -8
+    check "$name: exit $rc in ${took}s (wanted non-zero within ${max}s)" \
+        sh -c "[ $rc -ne 0 ] && [ $took -le $max ]"
+    check "$name: the message says what happened" \
+        grep -Eq "$pattern" "$PD_TMP/out"
+}

@@ -14,7 +14,9 @@
  *   fail, not mix their data;
  * - with --orphan HOW [D W]: rank W (1) waits for a message from rank D
  *   (0) that never comes -- HOW is recv, any (MPI_ANY_SOURCE), probe,
- *   irecv (MPI_Wait) or sendrecv, and rank D dies (SIGKILL) -- or
+ *   irecv (MPI_Wait) or sendrecv, or sends rank D 4 MiB that it never
+ *   receives (send: MPI_Send, isend: MPI_Isend and MPI_Wait), and rank D
+ *   dies (SIGKILL) -- or
  *   timeout, where rank D lives on, silent, for 6 s; rank W must fail,
  *   not hang (with D and W given, the other ranks stay 6 s and exit);
  * - with --die-mapping: rank 0 is killed while it waits for the other
@@ -261,10 +263,23 @@ static int orphan(const char *how, int dying, int waiter, bool given)
         rc = MPI_Irecv(&x, 1, MPI_INT, dying, 7, MPI_COMM_WORLD, &req);
         if (rc == MPI_SUCCESS)
             rc = MPI_Wait(&req, &status);
-    } else if (strcmp(how, "sendrecv") == 0)
+    } else if (strcmp(how, "sendrecv") == 0) {
         rc = MPI_Sendrecv(&y, 1, MPI_INT, dying, 8, &x, 1, MPI_INT, dying, 7,
                           MPI_COMM_WORLD, &status);
-    else
+    } else if (strcmp(how, "send") == 0 || strcmp(how, "isend") == 0) {
+        const int n = 1 << 20;          /* past any eager limit */
+        int *big = calloc((size_t)n, sizeof(int));
+        if (strcmp(how, "send") == 0) {
+            rc = MPI_Send(big, n, MPI_INT, dying, 7, MPI_COMM_WORLD);
+        } else {
+            rc = MPI_Isend(big, n, MPI_INT, dying, 7, MPI_COMM_WORLD, &req);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&req, &status);
+        }
+        /* Not freed after a failure: the library may still read it. */
+        if (rc == MPI_SUCCESS)
+            free(big);
+    } else
         rc = MPI_Recv(&x, 1, MPI_INT, dying, 7, MPI_COMM_WORLD, &status);
     return rc == MPI_SUCCESS ? 3 : 1;
 }

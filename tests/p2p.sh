@@ -1,0 +1,56 @@
+#!/bin/sh
+# Point-to-point between the ranks of one host: p2p_check (order, tags,
+# wildcards, probes, zero-byte and 8 MiB messages, truncation, 80 large
+# messages received in reverse, a full queue while the sender waits in a
+# barrier) at np 1..4 through the shared-memory queues (large messages
+# read from the sender's memory), with large messages forced through
+# shared files (PDMPI_SHM_P2P=copy, what a kernel that forbids reading
+# another process leaves), and over gloo (PDMPI_SHM_P2P=0); a sender
+# blocked on a receiver that is killed; a /dev/shm with no room for the
+# queues; a bad setting refused.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/launch_lib.sh"
+pd_tmpdir
+
+p2p_check="$top_builddir/tests/p2p_check"
+shm_check="$top_builddir/tests/shm_check"
+
+for p2p in 1 copy 0; do
+    for np in $PD_SIZES; do
+        check_tap "p2p_check at np $np, PDMPI_SHM_P2P=$p2p" \
+            env PDMPI_SHM_P2P="$p2p" "$PDMPIRUN" -np "$np" "$p2p_check"
+    done
+done
+
+# A sender waiting for its receiver to take a 4 MiB message learns that
+# the receiver was killed within about a second. (Through shared files a
+# send is complete once its file is written: nothing waits.)
+for how in send isend; do
+    PDMPI_TIMEOUT=60 timed \
+        "PaddlePaddle-style np 2: MPI_$how of 4 MiB to a rank that is killed" \
+        5 "rank 1: MPI_[A-Za-z]+ on MPI_COMM_WORLD: .*rank 0 \([^,]*, pid [0-9]+\), which this send goes to, is gone" \
+        paddle_run master 127.0.0.1 2 "$shm_check" --orphan "$how"
+done
+
+# A /dev/shm with no room for the queues (1 MiB; np 4 wants 3 MiB of
+# rings): point-to-point goes over gloo, said once, and still works.
+if [ "$(id -u)" -eq 0 ] &&
+   unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm' 2>/dev/null; then
+    timeout -k 10 "$PD_TEST_TIMEOUT" unshare -m sh -c \
+        'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$@"' sh \
+        "$PDMPIRUN" -np 4 "$p2p_check" > "$PD_TMP/small" 2>&1
+    rc=$?
+    grep -v '^ok' "$PD_TMP/small" | sed 's/^/# /' | head -6
+    check "np 4, 1 MiB /dev/shm: p2p_check passes (exit $rc)" \
+        sh -c "[ $rc -eq 0 ] && ! grep -q '^not ok' '$PD_TMP/small'"
+    check "np 4, 1 MiB /dev/shm: one warning that point-to-point goes over gloo" \
+        sh -c "[ \$(grep -c 'point-to-point between the ranks of this host goes over gloo: /dev/shm has no room' '$PD_TMP/small') -eq 1 ]"
+else
+    echo "# SKIP a small /dev/shm: needs root and a mount namespace"
+fi
+
+check "PDMPI_SHM_P2P=2 is refused with a message" \
+    sh -c "env PDMPI_SHM_P2P=2 '$top_builddir/tests/world_check' 2>&1 |
+           grep -q 'PDMPI_SHM_P2P=2 is not one of 0, 1, copy'"
+
+finish
