@@ -134,7 +134,7 @@ static bool pd_collect_acks(void)
     pthread_mutex_lock(&pd_q.awaiting_lock);
     for (struct pd_pair_send **a = &pd_q.awaiting; *a != NULL;) {
         struct pd_pair_send *s = *a;
-        if (atomic_load_explicit(&s->acked, memory_order_acquire) == 0) {
+        if (!pd_shm_pairs_acked(pd_q.pairs, s->to, &s->m, &s->acked)) {
             a = &s->next;
             continue;
         }

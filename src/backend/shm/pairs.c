@@ -5,7 +5,8 @@
  *                      where others may test reading its memory
  *   readable[size^2]   readable[r * size + o]: rank r may read o's memory
  *   queues[size^2]     per ordered pair (from, to): the producer's tail
- *                      and the consumer's head on lines of their own
+ *                      and the consumer's head on lines of their own, the
+ *                      acknowledgement words the consumer writes
  *   rings[size^2-size] ring_bytes each, one per ordered pair of two ranks
  *
  * A ring holds records of whole cache lines. One that would not fit
@@ -34,6 +35,11 @@
 #include "backend/shm/shm_internal.h"
 #include "boot/shm_name.h"
 
+/* Acknowledgement words per pair; an RTS beyond them is acknowledged in
+ * the sender's memory (a system call more). */
+#define PD_PAIRS_SLOTS 64
+#define PD_PAIR_NO_SLOT UINT32_MAX
+
 struct pd_pair_rank {
     _Atomic uint32_t bell;
     _Atomic uint32_t sleeping;
@@ -45,6 +51,7 @@ struct pd_pair_queue {
     char pad1[56];
     _Atomic uint64_t head;          /* bytes ever popped (consumer) */
     char pad2[56];
+    _Atomic uint32_t ack[PD_PAIRS_SLOTS];   /* written by the consumer */
 } __attribute__((aligned(64)));
 
 struct pd_shm_pairs {
@@ -59,6 +66,8 @@ struct pd_shm_pairs {
     uint64_t *heads_seen;           /* per destination: its head when last
                                        read (a ring with room by that
                                        needs no look at the receiver's) */
+    _Atomic uint64_t *slots_used;   /* per destination: words in use */
+    uint32_t *gens;                 /* per destination: the last written */
 };
 
 /* What a rank that tests reading this process's memory should find. */
@@ -180,8 +189,10 @@ int pd_shm_pairs_open(struct pd_shm_comm *seg, bool cma,
     p->rings = area + ((before + 4095) & ~(size_t)4095);
     p->spin_ns = seg->oversubscribed ? 0 : 50000;
     p->heads_seen = calloc((size_t)p->size, sizeof(*p->heads_seen));
-    if (p->heads_seen == NULL) {
-        free(p);
+    p->slots_used = calloc((size_t)p->size, sizeof(*p->slots_used));
+    p->gens = calloc((size_t)p->size, sizeof(*p->gens));
+    if (p->heads_seen == NULL || p->slots_used == NULL || p->gens == NULL) {
+        pd_shm_pairs_close(p);
         snprintf(err->msg, sizeof(err->msg), "out of memory");
         return PD_BACKEND_ERR_NOMEM;
     }
@@ -210,8 +221,11 @@ int pd_shm_pairs_open(struct pd_shm_comm *seg, bool cma,
 
 void pd_shm_pairs_close(struct pd_shm_pairs *p)
 {
-    if (p != NULL)
+    if (p != NULL) {
         free(p->heads_seen);
+        free((void *)p->slots_used);
+        free(p->gens);
+    }
     free(p);
 }
 
@@ -235,6 +249,48 @@ bool pd_shm_pairs_cma(const struct pd_shm_pairs *p, int dst)
     return p->readable[(size_t)dst * (size_t)p->size + (size_t)p->rank] != 0;
 }
 
+/* A free acknowledgement word of the pair to dst for RTS m, if any. */
+static void pd_take_slot(struct pd_shm_pairs *p, int dst,
+                         struct pd_pair_msg *m)
+{
+    _Atomic uint64_t *used = &p->slots_used[dst];
+    uint64_t cur = atomic_load(used);
+    m->slot = PD_PAIR_NO_SLOT;
+    while (~cur != 0) {
+        int slot = __builtin_ctzll(~cur);
+        if (atomic_compare_exchange_weak(used, &cur, cur | (1ull << slot))) {
+            m->slot = (uint32_t)slot;
+            if (++p->gens[dst] == 0)    /* 0 is what a fresh word holds */
+                ++p->gens[dst];
+            m->gen = p->gens[dst];
+            return;
+        }
+    }
+}
+
+bool pd_shm_pairs_acked(struct pd_shm_pairs *p, int dst,
+                        const struct pd_pair_msg *m,
+                        const _Atomic uint32_t *word)
+{
+    if (m->slot == PD_PAIR_NO_SLOT)
+        return atomic_load_explicit(word, memory_order_acquire) != 0;
+    if (atomic_load_explicit(&pd_queue(p, p->rank, dst)->ack[m->slot],
+                             memory_order_acquire) != m->gen)
+        return false;
+    atomic_fetch_and(&p->slots_used[dst], ~(1ull << m->slot));
+    return true;
+}
+
+/* Wake local rank r if a thread of it sleeps on its doorbell. */
+static void pd_wake_sleeper(struct pd_shm_pairs *p, int r)
+{
+    struct pd_pair_rank *pr = &p->ranks[r];
+    if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed) != 0) {
+        atomic_fetch_add(&pr->bell, 1);
+        syscall(SYS_futex, &pr->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+}
+
 bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
                        struct pd_pair_msg *m, const void *payload)
 {
@@ -254,6 +310,8 @@ bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
         if (tail + want - p->heads_seen[dst] > R)
             return false;
     }
+    if (m->kind == PD_PAIR_RTS && m->pull == PD_PULL_CMA)
+        pd_take_slot(p, dst, m);
     struct pd_pair_msg *w = (struct pd_pair_msg *)(ring + pos);
     uint64_t start = tail + skip;
     size_t at = skip > 0 ? 0 : pos;
@@ -281,11 +339,7 @@ bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
      * tail's cache line): a receiver that says it sleeps just after this
      * look may miss the push until its nap ends, 1 ms at most, and it
      * naps only after a millisecond of waiting. */
-    struct pd_pair_rank *pr = &p->ranks[dst];
-    if (atomic_load_explicit(&pr->sleeping, memory_order_relaxed) != 0) {
-        atomic_fetch_add(&pr->bell, 1);
-        syscall(SYS_futex, &pr->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-    }
+    pd_wake_sleeper(p, dst);
     return true;
 }
 
@@ -360,6 +414,14 @@ void pd_shm_pairs_done(struct pd_shm_pairs *p, int src,
 {
     if (rts->pull == PD_PULL_FILE) {
         shm_unlink(name);
+        return;
+    }
+    if (rts->slot != PD_PAIR_NO_SLOT) {
+        atomic_store_explicit(&pd_queue(p, src, p->rank)->ack[rts->slot],
+                              rts->gen, memory_order_release);
+        /* As for a push: a sender that starts to sleep just now naps
+         * 1 ms at most. */
+        pd_wake_sleeper(p, src);
         return;
     }
     uint32_t one = 1;

@@ -7,7 +7,9 @@
  * Small messages travel in the ring (eager). A large one sends only a
  * request to send (RTS): the receiver, once a receive matches it, reads
  * the data straight from the sender's memory with process_vm_readv -- one
- * copy -- and writes the sender's acknowledgement word the same way; or,
+ * copy -- and acknowledges it in a word of the pair's (or, when the
+ * sender has more such messages in flight than words, in the sender's own
+ * memory with process_vm_writev); or,
  * where the kernel forbids that (ptrace_scope, seccomp), the sender
  * copies the data into a shared-memory file that the receiver reads and
  * removes, and the send is complete once its RTS is in the ring.
@@ -19,6 +21,7 @@
 #ifndef PD_BACKEND_SHM_PAIRS_H
 #define PD_BACKEND_SHM_PAIRS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,8 +60,10 @@ struct pd_pair_msg {
     /* RTS only (an eager message's data lies here): */
     uint64_t bytes;         /* the message's bytes */
     uint64_t addr;          /* memory: where the data is in the sender */
-    uint64_t ack;           /* ... and where its 32-bit word to set is */
-    uint64_t unused;
+    uint64_t ack;           /* ... and the sender's own word to set when
+                               the pair's are all in use */
+    uint32_t slot;          /* (internal) the pair's word, or none */
+    uint32_t gen;           /* (internal) what to write there */
 };
 
 #define PD_PAIR_INLINE_OFFSET 32
@@ -108,10 +113,16 @@ void pd_shm_pairs_pop(struct pd_shm_pairs *p, int src,
 int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
                       const struct pd_pair_msg *rts, const char *name,
                       void *dst, size_t n, char *why, size_t len);
-/* ... then tell src it is done with it: its acknowledgement word set
- * to 1 (a memory RTS), the file removed (a file RTS). */
+/* ... then tell src it is done with it: its acknowledgement set (a
+ * memory RTS), the file removed (a file RTS). */
 void pd_shm_pairs_done(struct pd_shm_pairs *p, int src,
                        const struct pd_pair_msg *rts, const char *name);
+/* The sender of memory RTS m (as pushed) to dst: whether dst is done
+ * with it (word: the sender's own word that m->ack names). True once
+ * per RTS: the pair's word goes back for reuse then. */
+bool pd_shm_pairs_acked(struct pd_shm_pairs *p, int dst,
+                        const struct pd_pair_msg *m,
+                        const _Atomic uint32_t *word);
 
 /* The fallback: bytes at buf copied into a new shared-memory file whose
  * name goes to name (len >= 64). -1 with why. */
