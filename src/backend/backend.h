@@ -118,14 +118,18 @@ struct pd_backend_ops {
      * exchange between the same two ranks travel in op order. */
     int (*exchange)(struct pd_backend_comm *comm, const struct pd_p2p_op *ops,
                     size_t n, uint32_t tag, struct pd_backend_error *err);
-    /* Every rank's record of `bytes` bytes (the same size on all) into
-     * all, in rank order, on a channel no other step uses; a barrier too.
-     * A backend whose transport cannot survive a message longer than the
-     * receive posted for it (gloo's aborts the process) sets this, and
-     * core/coll then has the ranks agree on the call before every step
-     * and exchange, so ranks in different calls fail instead. */
-    int (*agree)(struct pd_backend_comm *comm, const void *mine, void *all,
-                 size_t bytes, uint32_t tag, struct pd_backend_error *err);
+    /* Every rank's record into all, rank r's at all + r * stride, on a
+     * channel no other step uses; a barrier too. This rank's is `bytes`
+     * bytes at mine, another's may be up to stride bytes: every rank
+     * posts receives of stride bytes, so ranks in different calls that
+     * send records of different sizes still meet. A backend whose
+     * transport cannot survive a message longer than the receive posted
+     * for it (gloo's aborts the process) sets this, and core/coll then
+     * has the ranks agree on the call before every step and exchange, so
+     * ranks in different calls fail instead. */
+    int (*agree)(struct pd_backend_comm *comm, const void *mine, size_t bytes,
+                 void *all, size_t stride, uint32_t tag,
+                 struct pd_backend_error *err);
     /* Point-to-point messages (MPI_Send & co.): a message is posted at
      * once, in call order, and completes when the peer has taken it; the
      * peer's receiving thread (p2p_start) takes every message as it

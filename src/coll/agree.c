@@ -8,22 +8,20 @@
 #include "core/calls.h"
 #include "core/runtime.h"
 
-/* Records of up to this many ranks live on the stack. */
-#define PD_AGREE_STACK_RANKS 64
-
 static int pd_agree_rank(const struct pd_agree_ctx *x, int r)
 {
     return x->comm_rank_of != NULL ? x->comm_rank_of[r] : r;
 }
 
 static int pd_agree_trade(const struct pd_agree_ctx *x, uint32_t tag,
-                          const void *mine, void *all, size_t bytes,
-                          const char *what, struct pd_fail *fail)
+                          const void *mine, size_t bytes, void *all,
+                          size_t stride, const char *what,
+                          struct pd_fail *fail)
 {
     struct pd_backend_error e;
     e.msg[0] = '\0';
     e.peer = -1;
-    int status = x->ops->agree(x->bc, mine, all, bytes, tag, &e);
+    int status = x->ops->agree(x->bc, mine, bytes, all, stride, tag, &e);
     if (status == PD_BACKEND_OK)
         return MPI_SUCCESS;
     return pd_coll_step_failed(x, tag, status, what, &e, fail);
@@ -79,45 +77,89 @@ static bool pd_agree_same(const struct pd_agree_rec *a,
            a->root == b->root && a->bytes == b->bytes;
 }
 
+/* After a trade: MPI_SUCCESS when every rank's record (at stride in all)
+ * equals mine, else the mismatch, both calls named, in fail. */
+static int pd_agree_compare(const struct pd_agree_ctx *x,
+                            const struct pd_agree_rec *mine,
+                            const unsigned char *all, size_t stride,
+                            const char *what, struct pd_fail *fail)
+{
+    int other = -1;
+    struct pd_agree_rec rec;
+    for (int r = 0; r < x->size && other < 0; r++) {
+        memcpy(&rec, all + (size_t)r * stride, sizeof(rec));
+        if (!pd_agree_same(&rec, mine))
+            other = r;
+    }
+    if (other < 0)
+        return MPI_SUCCESS;
+    const struct pd_agree_rec *theirs = &rec;
+    char msg[400];
+    int me = x->comm->rank, them = pd_agree_rank(x, other);
+    if (!pd_call_sig_same(&theirs->call, &mine->call))
+        pd_call_sig_mismatch(msg, sizeof(msg), me, &mine->call, them,
+                             &theirs->call);
+    else        /* one call, laid out differently: say what moves */
+        snprintf(msg, sizeof(msg),
+                 "ranks passed different layouts to one %s: rank %d's "
+                 "%s step moves %llu bytes, rank %d's %s step %llu",
+                 pd_coll_kind_name(mine->call.kind), me,
+                 pd_coll_kind_name(mine->step),
+                 (unsigned long long)mine->bytes, them,
+                 pd_coll_kind_name(theirs->step),
+                 (unsigned long long)theirs->bytes);
+    return pd_agree_mismatch(x, what, msg, fail);
+}
+
+/* The size of a slot of an agreement's receives (see agree.h). */
+#define PD_AGREE_STRIDE (sizeof(struct pd_agree_rec) + PD_AGREE_CARRY_MAX)
+
 int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,
                   const struct pd_agree_rec *mine, const char *what,
                   struct pd_fail *fail)
 {
     if (x->ops->agree == NULL || x->size < 2)
         return MPI_SUCCESS;
-    struct pd_agree_rec stack[PD_AGREE_STACK_RANKS];
-    struct pd_agree_rec *all =
-        x->size <= PD_AGREE_STACK_RANKS
-            ? stack
-            : pd_coll_alloc((size_t)x->size * sizeof(*all), fail);
+    unsigned char *all;
+    size_t stride;
+    int rc = pd_coll_agree_carrying(x, tag, mine, NULL, 0, &all, &stride,
+                                    what, fail);
+    free(all);
+    return rc;
+}
+
+int pd_coll_agree_carrying(const struct pd_agree_ctx *x, uint32_t tag,
+                           const struct pd_agree_rec *mine, const void *data,
+                           size_t bytes, unsigned char **out, size_t *stride,
+                           const char *what, struct pd_fail *fail)
+{
+    *out = NULL;
+    *stride = PD_AGREE_STRIDE;
+    if (bytes > PD_AGREE_CARRY_MAX) {
+        pd_fail_set(fail, MPI_ERR_INTERN, "an agreement cannot carry %zu "
+                    "bytes", bytes);
+        return fail->errclass;
+    }
+    unsigned char *all =
+        pd_coll_alloc((size_t)(x->size + 1) * *stride, fail);
     if (all == NULL)
         return fail->errclass;
-    int rc = pd_agree_trade(x, tag, mine, all, sizeof(*mine), what, fail);
-    int other = -1;
-    for (int r = 0; rc == MPI_SUCCESS && r < x->size && other < 0; r++)
-        if (!pd_agree_same(&all[r], mine))
-            other = r;
-    if (other >= 0) {
-        const struct pd_agree_rec *theirs = &all[other];
-        char msg[400];
-        int me = x->comm->rank, them = pd_agree_rank(x, other);
-        if (!pd_call_sig_same(&theirs->call, &mine->call))
-            pd_call_sig_mismatch(msg, sizeof(msg), me, &mine->call, them,
-                                 &theirs->call);
-        else        /* one call, laid out differently: say what moves */
-            snprintf(msg, sizeof(msg),
-                     "ranks passed different layouts to one %s: rank %d's "
-                     "%s step moves %llu bytes, rank %d's %s step %llu",
-                     pd_coll_kind_name(mine->call.kind), me,
-                     pd_coll_kind_name(mine->step),
-                     (unsigned long long)mine->bytes, them,
-                     pd_coll_kind_name(theirs->step),
-                     (unsigned long long)theirs->bytes);
-        rc = pd_agree_mismatch(x, what, msg, fail);
-    }
-    if (all != stack)
+    unsigned char *own = all + (size_t)x->size * *stride;
+    memcpy(own, mine, sizeof(*mine));
+    if (bytes > 0 && data != NULL)
+        memcpy(own + sizeof(*mine), data, bytes);
+    else if (bytes > 0)
+        memset(own + sizeof(*mine), 0, bytes);
+    int rc = pd_agree_trade(x, tag, own, sizeof(*mine) + bytes, all, *stride,
+                            what, fail);
+    if (rc == MPI_SUCCESS)
+        rc = pd_agree_compare(x, mine, all, *stride, what, fail);
+    if (rc != MPI_SUCCESS) {
         free(all);
-    return rc;
+        return rc;
+    }
+    *out = all;
+    return MPI_SUCCESS;
 }
 
 int pd_coll_agree_blocks(const struct pd_agree_ctx *x, uint32_t tag,
@@ -136,8 +178,8 @@ int pd_coll_agree_blocks(const struct pd_agree_ctx *x, uint32_t tag,
     for (size_t i = 0; i < n; i++)
         mine[(msgs[i].is_send ? 0 : size) + (size_t)msgs[i].peer] +=
             msgs[i].bytes;
-    int rc = pd_agree_trade(x, tag, mine, all, row * sizeof(uint64_t), what,
-                            fail);
+    int rc = pd_agree_trade(x, tag, mine, row * sizeof(uint64_t), all,
+                            row * sizeof(uint64_t), what, fail);
     for (size_t s = 0; rc == MPI_SUCCESS && s < size; s++) {
         for (size_t d = 0; d < size; d++) {
             uint64_t sent = all[s * row + d], taken = all[d * row + size + s];

@@ -11,6 +11,7 @@
 #ifndef PD_COLL_AGREE_H
 #define PD_COLL_AGREE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "backend/backend.h"
@@ -44,6 +45,20 @@ struct pd_agree_ctx {
 int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,
                   const struct pd_agree_rec *mine, const char *what,
                   struct pd_fail *fail);
+
+/* Data a record may carry (pd_coll_agree_carrying): every agreement
+ * posts receives of a record and this many bytes, so that a rank whose
+ * record carries data meets one whose does not. */
+#define PD_AGREE_CARRY_MAX 1024
+
+/* pd_coll_agree with bytes (<= PD_AGREE_CARRY_MAX) of data at data
+ * (NULL: zeros) after the record: on success
+ * rank r's record is at *out + r * *stride and its data right after it
+ * (free *out). Small calls move their data in the agreement itself. */
+int pd_coll_agree_carrying(const struct pd_agree_ctx *x, uint32_t tag,
+                           const struct pd_agree_rec *mine, const void *data,
+                           size_t bytes, unsigned char **out, size_t *stride,
+                           const char *what, struct pd_fail *fail);
 
 /* A step or exchange on x that failed with a backend's status and error
  * e, as an MPI error class in fail: it names the rank a failed wait was

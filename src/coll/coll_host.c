@@ -78,11 +78,100 @@ static int pd_step(const struct pd_coll *c, const struct pd_call_sig *sig,
     return pd_coll_step_failed(&x, args->tag, status, what, &berr, fail);
 }
 
-/* An allreduce or reduce of commutative ops by the backend. */
+/*
+ * A small call on a backend that agrees on every call first: the
+ * agreement carries each rank's bytes at data -- one exchange instead of
+ * the agreement and the backend's own rounds, each of which is a
+ * rendezvous over gloo. Every rank's record and data land in *all,
+ * stride apart, the data after each record (free it).
+ * PD_BACKEND_ERR_UNSUPPORTED where the call is too large or the backend
+ * needs no agreement.
+ */
+static int pd_carried(const struct pd_coll *c, const struct pd_call_sig *sig,
+                      const void *data, size_t bytes, unsigned char **all,
+                      size_t *stride, struct pd_fail *fail)
+{
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    if (bytes > PD_AGREE_CARRY_MAX || c->comm->size < 2)
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    if (pd_comm_backend(c->comm, &ops, &bc, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    if (ops->agree == NULL)
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    pd_stats_way(PD_WAY_HOST);
+    struct pd_agree_ctx x = { c->comm, ops, bc, c->comm->size, NULL };
+    struct pd_agree_rec rec = { .call = *sig, .step = (uint8_t)c->kind,
+                                .root = c->root, .bytes = bytes };
+    return pd_coll_agree_carrying(&x, c->tag, &rec, data, bytes, all,
+                                  stride, pd_coll_kind_name(c->kind), fail);
+}
+
+/* A small allreduce or reduce carried in the agreement: every rank folds
+ * the contributions in rank order (bitwise the same everywhere,
+ * non-commutative ops too). */
+static int pd_flat_folded(const struct pd_host_call *hc, struct pd_fail *fail)
+{
+    const struct pd_coll *c = hc->c;
+    size_t bytes = c->count * pd_type_extent(c->type);
+    struct pd_call_sig sig = pd_coll_sig(c, (int)hc->red.elem_kind);
+    unsigned char *all;
+    size_t stride;
+    int rc = pd_carried(c, &sig, c->sendbuf != NULL ? c->sendbuf : c->recvbuf,
+                        bytes, &all, &stride, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (c->kind == PD_COLL_ALLREDUCE || c->comm->rank == c->root) {
+        size_t n = c->count * hc->red.elems_per_item;
+        const unsigned char *data = all + sizeof(struct pd_agree_rec);
+        memcpy(c->recvbuf, data, bytes);
+        for (int r = 1; r < c->comm->size; r++)
+            hc->red.fn(c->recvbuf, c->recvbuf, data + (size_t)r * stride, n,
+                       hc->red.ctx);
+    }
+    free(all);
+    return MPI_SUCCESS;
+}
+
+/* A small broadcast or allgather carried in the agreement (a broadcast's
+ * other ranks carry zeros: one exchange still beats the agreement and a
+ * tree of rendezvous). */
+static int pd_flat_carried_move(const struct pd_coll *c, struct pd_fail *fail)
+{
+    struct ompi_communicator_t *comm = c->comm;
+    bool bcast = c->kind == PD_COLL_BCAST;
+    if (!bcast && c->kind != PD_COLL_ALLGATHER)
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    const unsigned char *mine =
+        bcast ? (comm->rank == c->root ? c->recvbuf : NULL)
+        : c->sendbuf != NULL
+            ? c->sendbuf
+            : (const unsigned char *)c->recvbuf + (size_t)comm->rank * c->count;
+    struct pd_call_sig sig = pd_coll_sig(c, -1);
+    unsigned char *all;
+    size_t stride;
+    int rc = pd_carried(c, &sig, mine, c->count, &all, &stride, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const unsigned char *data = all + sizeof(struct pd_agree_rec);
+    if (bcast && comm->rank != c->root)
+        memcpy(c->recvbuf, data + (size_t)c->root * stride, c->count);
+    for (int r = 0; !bcast && r < comm->size; r++)
+        memcpy((unsigned char *)c->recvbuf + (size_t)r * c->count,
+               data + (size_t)r * stride, c->count);
+    free(all);
+    return MPI_SUCCESS;
+}
+
+/* An allreduce or reduce by the backend: small ones folded, else those
+ * of commutative ops by the backend's algorithms. */
 static int pd_flat_reduction(const struct pd_host_call *hc,
                              struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
+    int rc = pd_flat_folded(hc, fail);
+    if (rc != PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
     if (!hc->red.commutative)
         return PD_BACKEND_ERR_UNSUPPORTED;
     struct pd_coll_args args = {
@@ -102,6 +191,9 @@ static int pd_flat_reduction(const struct pd_host_call *hc,
 static int pd_flat_move(const struct pd_host_call *hc, struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
+    int rc = pd_flat_carried_move(c, fail);
+    if (rc != PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
     struct pd_coll_args args = {
         .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .count = c->count,
         .elem_size = 1, .root = c->root,

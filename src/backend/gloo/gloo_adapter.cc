@@ -433,17 +433,19 @@ static int pd_gloo_exchange(pd_backend_comm* comm, const pd_p2p_op* ops,
 /* Every record to every peer directly: one round trip, the least a
  * check before each call can cost on the few ranks (or host leaders)
  * gloo serves. */
-static int pd_gloo_agree(pd_backend_comm* comm, const void* mine, void* all,
-                         size_t bytes, uint32_t tag, pd_backend_error* err) {
+static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
+                         size_t bytes, void* all, size_t stride, uint32_t tag,
+                         pd_backend_error* err) {
   try {
     char* out = static_cast<char*>(all);
-    memcpy(out + static_cast<size_t>(comm->rank) * bytes, mine, bytes);
+    memcpy(out + static_cast<size_t>(comm->rank) * stride, mine, bytes);
     std::vector<pd_p2p_op> ops;
     ops.reserve(2 * static_cast<size_t>(comm->size));
     for (int r = 0; r < comm->size; r++) {
       if (r == comm->rank)
         continue;
-      ops.push_back({r, 0, out + static_cast<size_t>(r) * bytes, bytes});
+      /* gloo takes a message up to the size posted for it. */
+      ops.push_back({r, 0, out + static_cast<size_t>(r) * stride, stride});
       ops.push_back({r, 1, const_cast<void*>(mine), bytes});
     }
     exchange_on(comm, kAgreeSlotPrefix, ops.data(), ops.size(), tag);
