@@ -157,3 +157,22 @@ timed() {
     check "$name: the message says what happened" \
         grep -Eq "$pattern" "$PD_TMP/out"
 }
+
+# small_shm_ok: this shell may give a command a /dev/shm of its own (root,
+# mount namespaces); small_shm SIZE COMMAND...: COMMAND with a /dev/shm of
+# SIZE (bounded by PD_TEST_TIMEOUT).
+small_shm_ok() {
+    [ "$(id -u)" -eq 0 ] &&
+        unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm' 2>/dev/null
+}
+small_shm() {
+    timeout -k 10 "$PD_TEST_TIMEOUT" unshare -m sh -c \
+        'mount -t tmpfs -o size="$0" tmpfs /dev/shm && exec "$@"' "$@"
+}
+
+# check_ran NAME RC FILE: a TAP program that exited RC and wrote FILE
+# passed (its lines other than "ok" shown).
+check_ran() {
+    grep -v '^ok' "$3" | sed 's/^/# /' | head -6
+    check "$1 (exit $2)" sh -c "[ $2 -eq 0 ] && ! grep -q '^not ok' '$3'"
+}

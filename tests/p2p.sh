@@ -34,15 +34,9 @@ done
 
 # A /dev/shm with no room for the queues (1 MiB; np 4 wants 3 MiB of
 # rings): point-to-point goes over gloo, said once, and still works.
-if [ "$(id -u)" -eq 0 ] &&
-   unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm' 2>/dev/null; then
-    timeout -k 10 "$PD_TEST_TIMEOUT" unshare -m sh -c \
-        'mount -t tmpfs -o size=1m tmpfs /dev/shm && exec "$@"' sh \
-        "$PDMPIRUN" -np 4 "$p2p_check" > "$PD_TMP/small" 2>&1
-    rc=$?
-    grep -v '^ok' "$PD_TMP/small" | sed 's/^/# /' | head -6
-    check "np 4, 1 MiB /dev/shm: p2p_check passes (exit $rc)" \
-        sh -c "[ $rc -eq 0 ] && ! grep -q '^not ok' '$PD_TMP/small'"
+if small_shm_ok; then
+    small_shm 1m "$PDMPIRUN" -np 4 "$p2p_check" > "$PD_TMP/small" 2>&1
+    check_ran "np 4, 1 MiB /dev/shm: p2p_check passes" $? "$PD_TMP/small"
     check "np 4, 1 MiB /dev/shm: one warning that point-to-point goes over gloo" \
         sh -c "[ \$(grep -c 'point-to-point between the ranks of this host goes over gloo: /dev/shm has no room' '$PD_TMP/small') -eq 1 ]"
 else

@@ -34,8 +34,8 @@ check "np 3, colls_check on one host: no call went over gloo" \
     sh -c "grep -q '^  MPI_Alltoall' '$PD_TMP/out' && ! grep -E '^  MPI_' '$PD_TMP/out' | grep -q gloo"
 PDMPI_SHM=0 PDMPI_STATS=1 run_np 2 "$top_builddir/tests/world_check" \
     > "$PD_TMP/out" 2>&1
-check "np 2, PDMPI_SHM=0: MPI_Allreduce via gloo, its ring for 4-8 B" \
-    grep -Eq "^  MPI_Allreduce +22 +168 B +[0-9.]+ +[0-9.]+  gloo \\(ring\\)\$" "$PD_TMP/out"
+check "np 2, PDMPI_SHM=0: MPI_Allreduce via gloo, 4-8 B in the agreement" \
+    grep -Eq "^  MPI_Allreduce +22 +168 B +[0-9.]+ +[0-9.]+  gloo \\(in the agreement\\)\$" "$PD_TMP/out"
 PDMPI_SHM=0 PDMPI_ALGO_ALLREDUCE=bcube PDMPI_STATS=1 \
     run_np 3 "$top_builddir/tests/world_check" > "$PD_TMP/out" 2>&1
 check "np 3, PDMPI_ALGO_ALLREDUCE=bcube: the table names it" \

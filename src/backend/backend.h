@@ -59,6 +59,8 @@ enum pd_algo {
     PD_ALGO_RING,               /* allreduce, allgather */
     PD_ALGO_BCUBE,              /* allreduce */
     PD_ALGO_BINOMIAL,           /* broadcast */
+    PD_ALGO_CARRIED,            /* small calls: the data rides in the
+                                   agreement (coll/coll_host.c) */
 };
 
 /* One collective call in backend terms. */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/algo.h"
+#include "core/runtime.h"
 #include "coll/agree.h"
 #include "coll/coll.h"
 #include "coll/hier.h"
@@ -100,6 +101,7 @@ static int pd_carried(const struct pd_coll *c, const struct pd_call_sig *sig,
     if (ops->agree == NULL)
         return PD_BACKEND_ERR_UNSUPPORTED;
     pd_stats_way(PD_WAY_HOST);
+    pd_stats_algo(PD_ALGO_CARRIED);
     struct pd_agree_ctx x = { c->comm, ops, bc, c->comm->size, NULL };
     struct pd_agree_rec rec = { .call = *sig, .step = (uint8_t)c->kind,
                                 .root = c->root, .bytes = bytes };
@@ -114,6 +116,10 @@ static int pd_flat_folded(const struct pd_host_call *hc, struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
     size_t bytes = c->count * pd_type_extent(c->type);
+    /* An algorithm asked for by name is the one that runs. */
+    if (c->kind == PD_COLL_ALLREDUCE &&
+        pd_rt.config.algo_allreduce != PD_ALGO_DEFAULT)
+        return PD_BACKEND_ERR_UNSUPPORTED;
     struct pd_call_sig sig = pd_coll_sig(c, (int)hc->red.elem_kind);
     unsigned char *all;
     size_t stride;

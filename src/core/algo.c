@@ -73,6 +73,7 @@ const char *pd_algo_name(enum pd_algo algo)
     case PD_ALGO_RING: return "ring";
     case PD_ALGO_BCUBE: return "bcube";
     case PD_ALGO_BINOMIAL: return "binomial";
+    case PD_ALGO_CARRIED: return "in the agreement";
     default: return "default";
     }
 }
