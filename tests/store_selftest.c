@@ -581,6 +581,29 @@ static void test_wrong_job_key(void)
           "others still served after a wrong job key", NULL);
 }
 
+
+/* A socket listening on an ephemeral loopback port (SO_REUSEADDR, so
+ * that a store can take the port over after it closes), its address in
+ * *sa; -1 (errno set) when it cannot. */
+static int loopback_listener(struct sockaddr_in *sa)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    *sa = (struct sockaddr_in){ .sin_family = AF_INET,
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t salen = sizeof *sa;
+    if (lfd < 0)
+        return -1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(lfd, (struct sockaddr *)sa, sizeof *sa) != 0 ||
+        listen(lfd, 4) != 0 ||
+        getsockname(lfd, (struct sockaddr *)sa, &salen) != 0) {
+        int e = errno;
+        close(lfd);
+        errno = e;
+        return -1;
+    }
+    return lfd;
+}
 /* A HELLO seen on the wire proves nothing on another connection (the
  * store's challenge differs), and a store that cannot prove the key is
  * refused by the client, which never sends the key itself. */
@@ -603,15 +626,10 @@ static void test_challenge_response(void)
 
     /* A listener posing as the store: it challenges, takes the HELLO and
      * answers OK with a proof it cannot have made. */
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET,
-                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t salen = sizeof sa;
-    if (bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(lfd, 4) != 0 ||
-        getsockname(lfd, (struct sockaddr *)&sa, &salen) != 0) {
+    struct sockaddr_in sa;
+    int lfd = loopback_listener(&sa);
+    if (lfd < 0) {
         check(0, "a posing store: listener", "%s", strerror(errno));
-        close(lfd);
         return;
     }
     pid_t child = fork();
@@ -836,16 +854,10 @@ static void *connect_in_thread(void *arg)
  * that serves the port by then. */
 static void test_silent_first_attempt(void)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in sa = { .sin_family = AF_INET,
-                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t salen = sizeof sa;
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        listen(lfd, 4) != 0 ||
-        getsockname(lfd, (struct sockaddr *)&sa, &salen) != 0) {
+    struct sockaddr_in sa;
+    int lfd = loopback_listener(&sa);
+    if (lfd < 0) {
         check(0, "a silent first attempt: listener", "%s", strerror(errno));
-        close(lfd);
         return;
     }
     struct connector k = { .timeout_ms = 20000 };

@@ -83,6 +83,7 @@ static void pd_receive_queued(struct pd_posted *posted, struct pd_message *m)
 {
     if (m->rts != NULL) {
         pd_p2p_shm_fetch(posted, m->src, m->tag, m->rts);
+        free(m->rts);
     } else {
         pd_p2p_fill(posted, m->src, m->tag, m->data, m->bytes);
         free(m->data);
@@ -127,39 +128,40 @@ static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Why a receive from src (or any source) on comm can no longer be
- * waited for: a rank it waits for is a process of this host that has
- * ended, or one of another host that the job's store no longer sees
- * (asked every PD_REMOTE_CHECK_MS), or PDMPI_TIMEOUT has passed since
- * waiting began. Empty: go on. */
-static void pd_receive_hopeless(struct ompi_communicator_t *comm, int src,
-                                int tag, int64_t since, char *why, size_t len)
+void pd_p2p_hopeless(struct ompi_communicator_t *comm, int peer, int tag,
+                     bool sending, int64_t since, char *why, size_t len)
 {
+    const char *role = sending ? "which this send goes to"
+                               : "which this receive waits for";
     why[0] = '\0';
     for (int r = 0; r < comm->size; r++) {
-        if (r == comm->rank || (src != MPI_ANY_SOURCE && r != src))
+        if (r == comm->rank || (peer != MPI_ANY_SOURCE && r != peer))
             continue;
         int w = pd_comm_world_rank(comm, r);
         if (pd_runtime_local_rank_gone(w)) {
-            snprintf(why, len, "rank %d (%s, pid %d), which this receive "
-                     "waits for, is gone", r, pd_rt.host,
-                     pd_rt.world.pid_of[w]);
+            snprintf(why, len, "rank %d (%s, pid %d), %s, is gone", r,
+                     pd_rt.host, pd_rt.world.pid_of[w], role);
             return;
         }
         char remote[400];
         if (pd_runtime_remote_rank_gone(w, remote, sizeof(remote))) {
-            snprintf(why, len, "rank %d (another host, pid %d), which this "
-                     "receive waits for, is gone: %s", r,
-                     pd_rt.world.pid_of[w], remote);
+            snprintf(why, len, "rank %d (another host, pid %d), %s, is "
+                     "gone: %s", r, pd_rt.world.pid_of[w], role, remote);
             return;
         }
     }
     int64_t waited = pd_clock_ms() - since;
-    if (pd_rt.config.timeout_ms > 0 && waited > pd_rt.config.timeout_ms)
+    if (pd_rt.config.timeout_ms <= 0 || waited <= pd_rt.config.timeout_ms)
+        return;
+    if (sending)
+        snprintf(why, len, "rank %d did not take the message (tag %d) "
+                 "within %lld ms (PDMPI_TIMEOUT bounds every wait)", peer,
+                 tag, (long long)waited);
+    else
         snprintf(why, len, "no message from %s%d (tag %d) within %lld ms "
                  "(PDMPI_TIMEOUT bounds every wait)",
-                 src == MPI_ANY_SOURCE ? "any rank of " : "rank ",
-                 src == MPI_ANY_SOURCE ? comm->size : src, tag,
+                 peer == MPI_ANY_SOURCE ? "any rank of " : "rank ",
+                 peer == MPI_ANY_SOURCE ? comm->size : peer, tag,
                  (long long)waited);
 }
 
@@ -173,8 +175,8 @@ static void pd_watch_receive(struct ompi_request_t *req, int64_t since)
         if ((*q)->req != req)
             continue;
         char why[600];
-        pd_receive_hopeless(comm, (*q)->src, (*q)->tag, since, why,
-                            sizeof(why));
+        pd_p2p_hopeless(comm, (*q)->src, (*q)->tag, false, since, why,
+                        sizeof(why));
         if (why[0] != '\0') {
             struct pd_posted *posted = *q;
             *q = posted->next;
@@ -502,7 +504,7 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
         int64_t now = pd_clock_ns();
         if (now >= next_check) {
             char why[600];
-            pd_receive_hopeless(comm, src, tag, since, why, sizeof(why));
+            pd_p2p_hopeless(comm, src, tag, false, since, why, sizeof(why));
             if (why[0] != '\0' && src != comm->rank) {
                 pd_fail_set(fail, MPI_ERR_OTHER, "%s", why);
                 rc = fail->errclass;

@@ -56,6 +56,14 @@ struct pd_p2p {
 
 bool pd_p2p_matches(int want_src, int want_tag, int src, int tag);
 
+/* Why a receive from peer (or MPI_ANY_SOURCE), or a send to peer, on comm
+ * can no longer be waited for: a rank it waits for is a process of this
+ * host that has ended, or one of another host that the job's store no
+ * longer sees (asked every PD_REMOTE_CHECK_MS), or PDMPI_TIMEOUT has
+ * passed since waiting began. Empty: go on. */
+void pd_p2p_hopeless(struct ompi_communicator_t *comm, int peer, int tag,
+                     bool sending, int64_t since, char *why, size_t len);
+
 /* Complete posted with bytes at data from src (lock held; data NULL:
  * already in posted's buffer); frees posted, not data. */
 void pd_p2p_fill(struct pd_posted *posted, int src, int tag,
@@ -85,7 +93,7 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
 void pd_p2p_shm_register(struct pd_p2p *p);
 void pd_p2p_shm_unregister(struct pd_p2p *p);
 /* Complete posted from an RTS (lock held): fetch, acknowledge. Frees
- * posted and the RTS. */
+ * posted, not the RTS. */
 void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,
                       struct pd_rts *rts);
 /* An RTS nobody will receive (its communicator freed): let the sender

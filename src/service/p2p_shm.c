@@ -127,8 +127,7 @@ static bool pd_flush(int to)
 /* Sends whose RTS was acknowledged are done. */
 static bool pd_collect_acks(void)
 {
-    if (atomic_load_explicit((_Atomic(void *) *)&pd_q.awaiting,
-                             memory_order_relaxed) == NULL)
+    if (__atomic_load_n(&pd_q.awaiting, __ATOMIC_RELAXED) == NULL)
         return false;
     struct pd_pair_send *done = NULL;
     pthread_mutex_lock(&pd_q.awaiting_lock);
@@ -187,33 +186,13 @@ static bool pd_withdraw(struct pd_pair_send *s, int to, bool *keep)
     return found;
 }
 
-/* Why a send to comm rank dst cannot complete: its process ended, or
- * PDMPI_TIMEOUT passed. Empty: go on. */
-static void pd_send_hopeless(struct ompi_communicator_t *comm, int dst,
-                             int tag, int64_t since_ms, char *why,
-                             size_t len)
-{
-    why[0] = '\0';
-    int w = pd_comm_world_rank(comm, dst);
-    if (pd_runtime_local_rank_gone(w)) {
-        snprintf(why, len, "rank %d (%s, pid %d), which this send goes to, "
-                 "is gone", dst, pd_rt.host, pd_rt.world.pid_of[w]);
-        return;
-    }
-    int64_t waited = pd_clock_ms() - since_ms;
-    if (pd_rt.config.timeout_ms > 0 && waited > pd_rt.config.timeout_ms)
-        snprintf(why, len, "rank %d did not take the message (tag %d) "
-                 "within %lld ms (PDMPI_TIMEOUT bounds every wait)", dst,
-                 tag, (long long)waited);
-}
-
 /* An Isend's watch (request.h): the same verdict, once in a while. */
 static void pd_watch_send(struct ompi_request_t *req, int64_t since)
 {
     struct pd_request_state *st = req->state;
     char why[400];
-    pd_send_hopeless(st->comm, st->queued_dst, st->queued_tag, since, why,
-                     sizeof(why));
+    pd_p2p_hopeless(st->comm, st->queued_dst, st->queued_tag, true, since,
+                    why, sizeof(why));
     struct pd_pair_send *s = st->queued;
     bool keep;
     if (why[0] == '\0' || !pd_withdraw(s, st->queued_to, &keep))
@@ -369,7 +348,7 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
             next_watch = now + (int64_t)PD_REQUEST_WATCH_MS * 1000000;
             char why[400];
             bool keep;
-            pd_send_hopeless(comm, dst, tag, since, why, sizeof(why));
+            pd_p2p_hopeless(comm, dst, tag, true, since, why, sizeof(why));
             if (why[0] != '\0' && pd_withdraw(s, to, &keep)) {
                 if (!keep && s != &local)
                     free(s);
@@ -408,18 +387,28 @@ void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,
         snprintf(msg, sizeof(msg), "receiving %zu bytes from rank %d (tag "
                  "%d): %s", bytes, src, tag, why);
         pd_p2p_fail_posted(posted, msg);
-        free(rts);
         return;
     }
     pd_shm_pairs_done(pd_q.pairs, rts->from, &rts->m, rts->name);
     pd_p2p_fill(posted, src, tag, NULL, bytes);   /* in place already */
-    free(rts);
 }
 
 void pd_p2p_shm_drop(struct pd_rts *rts)
 {
     pd_shm_pairs_done(pd_q.pairs, rts->from, &rts->m, rts->name);
     free(rts);
+}
+
+/* Where RTS m from local rank from has its data. */
+static void pd_rts_of(struct pd_rts *rts, int from,
+                      const struct pd_pair_msg *m)
+{
+    rts->from = from;
+    rts->m = *m;
+    rts->name[0] = '\0';
+    if (m->pull == PD_PULL_FILE)
+        snprintf(rts->name, sizeof(rts->name), "%s",
+                 (const char *)pd_pair_payload(m));
 }
 
 /* m from local rank from, as a message to queue (copied out of the
@@ -434,16 +423,12 @@ static struct pd_message *pd_copy_out(int from, const struct pd_pair_msg *m)
     msg->bytes = (size_t)pd_pair_bytes(m);
     const unsigned char *payload = pd_pair_payload(m);
     if (m->kind == PD_PAIR_RTS) {
-        msg->rts = calloc(1, sizeof(*msg->rts));
+        msg->rts = malloc(sizeof(*msg->rts));
         if (msg->rts == NULL) {
             free(msg);
             return NULL;
         }
-        msg->rts->from = from;
-        msg->rts->m = *m;
-        if (m->pull == PD_PULL_FILE)
-            snprintf(msg->rts->name, sizeof(msg->rts->name), "%s",
-                     (const char *)payload);
+        pd_rts_of(msg->rts, from, m);
         return msg;
     }
     msg->data = malloc(msg->bytes ? msg->bytes : 1);
@@ -479,16 +464,9 @@ static void pd_take(int from, const struct pd_pair_msg *m)
         pd_p2p_fill(posted, m->src, m->tag, pd_pair_payload(m),
                     (size_t)pd_pair_bytes(m));
     } else if (posted != NULL) {
-        struct pd_rts *rts = malloc(sizeof(*rts));
-        if (rts == NULL)
-            abort();
-        rts->from = from;
-        rts->m = *m;
-        rts->name[0] = '\0';
-        if (m->pull == PD_PULL_FILE)
-            snprintf(rts->name, sizeof(rts->name), "%s",
-                     (const char *)pd_pair_payload(m));
-        pd_p2p_shm_fetch(posted, m->src, m->tag, rts);
+        struct pd_rts rts;
+        pd_rts_of(&rts, from, m);
+        pd_p2p_shm_fetch(posted, m->src, m->tag, &rts);
     } else {
         struct pd_message *msg = pd_copy_out(from, m);
         if (msg == NULL)

@@ -430,7 +430,7 @@ void pd_shm_pairs_done(struct pd_shm_pairs *p, int src,
     /* Fails only where the sender is gone: nobody waits then. */
     (void)process_vm_writev((pid_t)p->seg->pids[src], &local, 1, &remote, 1,
                             0);
-    pd_shm_pairs_ring(p, src);
+    pd_wake_sleeper(p, src);
 }
 
 int pd_shm_pairs_file(const void *buf, size_t bytes, uint64_t key_hash,
@@ -480,21 +480,11 @@ uint32_t pd_shm_pairs_bell(struct pd_shm_pairs *p)
     return atomic_load(&p->ranks[p->rank].bell);
 }
 
-void pd_shm_pairs_ring(struct pd_shm_pairs *p, int r)
-{
-    struct pd_pair_rank *pr = &p->ranks[r];
-    atomic_fetch_add(&pr->bell, 1);
-    if (atomic_load(&pr->sleeping) != 0)
-        syscall(SYS_futex, &pr->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
 void pd_shm_pairs_wake_self(struct pd_shm_pairs *p)
 {
     /* Only a thread of this rank asleep needs it: the caller's own
      * polls look again anyway. */
-    if (atomic_load_explicit(&p->ranks[p->rank].sleeping,
-                             memory_order_relaxed) != 0)
-        pd_shm_pairs_ring(p, p->rank);
+    pd_wake_sleeper(p, p->rank);
 }
 
 void pd_shm_pairs_idle(struct pd_shm_pairs *p, uint32_t bell,

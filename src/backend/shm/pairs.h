@@ -131,12 +131,13 @@ int pd_shm_pairs_file(const void *buf, size_t bytes, uint64_t key_hash,
 
 /* This rank's doorbell: read it before looking at the queues, then idle
  * with what was read; a record in its rings, an acknowledgement or
- * pd_shm_pairs_ring ends the idling. waited_ns: how long the caller has waited so far --
- * it polls at first, then yields, then sleeps (at most 1 ms a call). */
+ * pd_shm_pairs_wake_self ends the idling (one that begins to sleep just
+ * as it comes may nap 1 ms). waited_ns: how long the caller has waited so
+ * far -- it polls at first, then yields, then sleeps (at most 1 ms a
+ * call). */
 uint32_t pd_shm_pairs_bell(struct pd_shm_pairs *p);
 void pd_shm_pairs_idle(struct pd_shm_pairs *p, uint32_t bell,
                        int64_t waited_ns);
-void pd_shm_pairs_ring(struct pd_shm_pairs *p, int r);
 /* Ring this rank's own doorbell where one of its threads sleeps on it
  * (something completed that the sleeper may wait for). */
 void pd_shm_pairs_wake_self(struct pd_shm_pairs *p);
