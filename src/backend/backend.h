@@ -122,9 +122,10 @@ struct pd_backend_ops {
                     size_t n, uint32_t tag, struct pd_backend_error *err);
     /* Every rank's record into all, rank r's at all + r * stride, on a
      * channel no other step uses; a barrier too. This rank's is `bytes`
-     * bytes at mine, another's may be up to stride bytes: every rank
-     * posts receives of stride bytes, so ranks in different calls that
-     * send records of different sizes still meet. A backend whose
+     * (<= stride) bytes at mine; another's may have any length, so ranks
+     * in different calls that send records of different sizes still
+     * meet: each slot keeps the first stride bytes of its record, zeros
+     * after a shorter one. A backend whose
      * transport cannot survive a message longer than the receive posted
      * for it (gloo's aborts the process) sets this, and core/coll then
      * has the ranks agree on the call before every step and exchange, so

@@ -111,9 +111,6 @@ static int pd_agree_compare(const struct pd_agree_ctx *x,
     return pd_agree_mismatch(x, what, msg, fail);
 }
 
-/* The size of a slot of an agreement's receives (see agree.h). */
-#define PD_AGREE_STRIDE (sizeof(struct pd_agree_rec) + PD_AGREE_CARRY_MAX)
-
 int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,
                   const struct pd_agree_rec *mine, const char *what,
                   struct pd_fail *fail)
@@ -134,8 +131,8 @@ int pd_coll_agree_carrying(const struct pd_agree_ctx *x, uint32_t tag,
                            const char *what, struct pd_fail *fail)
 {
     *out = NULL;
-    *stride = PD_AGREE_STRIDE;
-    if (bytes > PD_AGREE_CARRY_MAX) {
+    *stride = sizeof(*mine) + bytes;
+    if (bytes > 0 && !pd_agree_can_carry(x->size, bytes)) {
         pd_fail_set(fail, MPI_ERR_INTERN, "an agreement cannot carry %zu "
                     "bytes", bytes);
         return fail->errclass;
@@ -146,12 +143,11 @@ int pd_coll_agree_carrying(const struct pd_agree_ctx *x, uint32_t tag,
         return fail->errclass;
     unsigned char *own = all + (size_t)x->size * *stride;
     memcpy(own, mine, sizeof(*mine));
-    if (bytes > 0 && data != NULL)
-        memcpy(own + sizeof(*mine), data, bytes);
-    else if (bytes > 0)
-        memset(own + sizeof(*mine), 0, bytes);
-    int rc = pd_agree_trade(x, tag, own, sizeof(*mine) + bytes, all, *stride,
-                            what, fail);
+    size_t carried = data != NULL ? bytes : 0;
+    if (carried > 0)
+        memcpy(own + sizeof(*mine), data, carried);
+    int rc = pd_agree_trade(x, tag, own, sizeof(*mine) + carried, all,
+                            *stride, what, fail);
     if (rc == MPI_SUCCESS)
         rc = pd_agree_compare(x, mine, all, *stride, what, fail);
     if (rc != MPI_SUCCESS) {

@@ -11,6 +11,7 @@
 #ifndef PD_COLL_AGREE_H
 #define PD_COLL_AGREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,15 +47,27 @@ int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,
                   const struct pd_agree_rec *mine, const char *what,
                   struct pd_fail *fail);
 
-/* Data a record may carry (pd_coll_agree_carrying): every agreement
- * posts receives of a record and this many bytes, so that a rank whose
- * record carries data meets one whose does not. */
-#define PD_AGREE_CARRY_MAX 1024
+/* Data a record may carry (pd_coll_agree_carrying): at most this much
+ * per rank, and at most PD_AGREE_CARRY_TOTAL sent by one rank to all its
+ * peers together. Within these bounds the sends of an agreement fit the
+ * transport's socket buffers, so every rank sends all before it reads. */
+#define PD_AGREE_CARRY_MAX (64 * 1024)
+#define PD_AGREE_CARRY_TOTAL (256 * 1024)
 
-/* pd_coll_agree with bytes (<= PD_AGREE_CARRY_MAX) of data at data
- * (NULL: zeros) after the record: on success
- * rank r's record is at *out + r * *stride and its data right after it
- * (free *out). Small calls move their data in the agreement itself. */
+/* Whether a call of bytes per rank on size ranks may ride in the
+ * agreement (one exchange instead of the agreement and the backend's
+ * own rounds). */
+static inline bool pd_agree_can_carry(int size, size_t bytes)
+{
+    return size > 1 && bytes <= PD_AGREE_CARRY_MAX &&
+           bytes * (size_t)(size - 1) <= PD_AGREE_CARRY_TOTAL;
+}
+
+/* pd_coll_agree with bytes (pd_agree_can_carry) of data at data after
+ * the record (NULL: this rank carries none, the others may): on success
+ * rank r's record is at *out + r * *stride and its data right after it,
+ * zeros where rank r carried none (free *out). Small calls move their
+ * data in the agreement itself. */
 int pd_coll_agree_carrying(const struct pd_agree_ctx *x, uint32_t tag,
                            const struct pd_agree_rec *mine, const void *data,
                            size_t bytes, unsigned char **out, size_t *stride,

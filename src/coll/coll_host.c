@@ -94,7 +94,7 @@ static int pd_carried(const struct pd_coll *c, const struct pd_call_sig *sig,
 {
     const struct pd_backend_ops *ops;
     struct pd_backend_comm *bc;
-    if (bytes > PD_AGREE_CARRY_MAX || c->comm->size < 2)
+    if (!pd_agree_can_carry(c->comm->size, bytes))
         return PD_BACKEND_ERR_UNSUPPORTED;
     if (pd_comm_backend(c->comm, &ops, &bc, fail) != MPI_SUCCESS)
         return fail->errclass;

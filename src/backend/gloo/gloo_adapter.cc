@@ -8,7 +8,9 @@
  * 40 ms timers (measured: see core/algo.c). Every entry point catches
  * every exception, so no C++ exception crosses into C.
  */
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +31,8 @@
 #include <gloo/reduce.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
+#include <gloo/transport/buffer.h>
+#include <gloo/transport/pair.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 #include <gloo/transport/tcp/device.h>
@@ -119,7 +123,9 @@ void set_error(pd_backend_error* err, const char* what, const char* detail) {
 int fail(pd_backend_error* err, const char* what, const std::exception& e) {
   set_error(err, what, e.what());
   if (strstr(e.what(), "Timed out") != nullptr ||
-      strstr(e.what(), "timed out") != nullptr)
+      strstr(e.what(), "timed out") != nullptr ||
+      strstr(e.what(), "Read timeout") != nullptr ||
+      strstr(e.what(), "Write timeout") != nullptr)
     return PD_BACKEND_ERR_TIMEOUT;
   return PD_BACKEND_ERR_IO;
 }
@@ -162,8 +168,34 @@ struct pd_p2p_send {
   std::unique_ptr<gloo::transport::UnboundBuffer> payload_buf;
 };
 
+/* The agreement's channel: a second full mesh whose pairs are in gloo's
+ * synchronous mode, so the calling thread writes its record and reads
+ * the peers' straight from the sockets, with no loop-thread hand-off and
+ * no rendezvous before a message moves (an asynchronous pair announces a
+ * receive and waits for that announcement before it sends: 1.5 round
+ * trips and four thread wake-ups for one record). A record and up to
+ * kAgreeInline bytes travel as one message into a buffer registered once
+ * per peer ("head", with the total length first); the rest, if any,
+ * follows as a second message received in place. One agreement at a
+ * time uses the channel. */
+constexpr size_t kAgreeInline = 1536;
+
+struct AgreeHead {
+  uint64_t total;
+  unsigned char bytes[kAgreeInline];
+};
+
+struct AgreeChannel {
+  std::shared_ptr<gloo::rendezvous::Context> context;
+  std::mutex mutex;
+  std::vector<AgreeHead> inbox;  // one per rank
+  AgreeHead outbox;
+  std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
+};
+
 struct pd_backend_comm {
   std::shared_ptr<gloo::rendezvous::Context> context;
+  AgreeChannel agree;
   int rank;
   int size;
   std::chrono::milliseconds timeout;
@@ -204,7 +236,10 @@ std::function<void(void*, const void*, const void*, size_t)> reduce_function(
 /* Unbound-buffer messages live in a slot space of their own, clear of
  * the prefixes gloo's collectives use (1..8). */
 constexpr uint8_t kExchangeSlotPrefix = 0x21;
-constexpr uint8_t kAgreeSlotPrefix = 0x24;
+/* The agreement channel's slots: the head, registered once per pair,
+ * and the tail of a long message, registered for its one message. */
+constexpr int kAgreeSlot = 0x24;
+constexpr int kAgreeTailSlot = 0x25;
 
 int unsupported_size(pd_backend_error* err, const char* what, size_t size) {
   snprintf(err->msg, sizeof(err->msg),
@@ -230,6 +265,29 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
     /* Must precede connectFullMesh: it is copied into the transport. */
     comm->context->setTimeout(comm->timeout);
     comm->context->connectFullMesh(store, dev);
+    if (init->size > 1) {
+      PdStore agree_store(init->store,
+                          std::string(init->store_prefix) + "/agree",
+                          init->timeout_ms);
+      auto& ch = comm->agree;
+      ch.context =
+          std::make_shared<gloo::rendezvous::Context>(init->rank, init->size);
+      ch.context->setTimeout(comm->timeout);
+      ch.context->connectFullMesh(agree_store, dev);
+      ch.inbox.resize(init->size);
+      ch.in.resize(init->size);
+      ch.out.resize(init->size);
+      for (int r = 0; r < init->size; r++) {
+        if (r == init->rank)
+          continue;
+        auto& pair = ch.context->getPair(r);
+        pair->setSync(true, false);
+        ch.in[r] = pair->createRecvBuffer(kAgreeSlot, &ch.inbox[r],
+                                          sizeof(AgreeHead));
+        ch.out[r] = pair->createSendBuffer(kAgreeSlot, &ch.outbox,
+                                           sizeof(AgreeHead));
+      }
+    }
     *out = comm.release();
     return PD_BACKEND_OK;
   } catch (const std::exception& e) {
@@ -430,30 +488,73 @@ static int pd_gloo_exchange(pd_backend_comm* comm, const pd_p2p_op* ops,
   }
 }
 
-/* Every record to every peer directly: one round trip, the least a
- * check before each call can cost on the few ranks (or host leaders)
- * gloo serves. */
+/* Every record to every peer directly, then every peer's record: one
+ * round trip, the least a check before each call can cost. gloo sizes a
+ * synchronous pair's socket buffer to the largest message it sends, and
+ * callers keep carried data within PD_AGREE_CARRY_MAX, so writing to all
+ * before reading any cannot deadlock. A peer's message longer than
+ * stride (a rank in another call) is cut to stride: its record comes
+ * first, which is all the comparison needs. */
 static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
                          size_t bytes, void* all, size_t stride, uint32_t tag,
                          pd_backend_error* err) {
+  (void)tag;  // the channel carries nothing else, in call order
+  char* out = static_cast<char*>(all);
+  char* own = out + static_cast<size_t>(comm->rank) * stride;
+  memcpy(own, mine, bytes);
+  memset(own + bytes, 0, stride - bytes);
+  if (comm->size < 2)
+    return PD_BACKEND_OK;
+  AgreeChannel& ch = comm->agree;
+  std::lock_guard<std::mutex> lock(ch.mutex);
+  const char* data = static_cast<const char*>(mine);
+  size_t head = std::min(bytes, kAgreeInline);
+  int peer = -1;
   try {
-    char* out = static_cast<char*>(all);
-    memcpy(out + static_cast<size_t>(comm->rank) * stride, mine, bytes);
-    std::vector<pd_p2p_op> ops;
-    ops.reserve(2 * static_cast<size_t>(comm->size));
+    ch.outbox.total = bytes;
+    memcpy(ch.outbox.bytes, data, head);
     for (int r = 0; r < comm->size; r++) {
       if (r == comm->rank)
         continue;
-      /* gloo takes a message up to the size posted for it. */
-      ops.push_back({r, 0, out + static_cast<size_t>(r) * stride, stride});
-      ops.push_back({r, 1, const_cast<void*>(mine), bytes});
+      peer = r;
+      ch.out[r]->send(0, offsetof(AgreeHead, bytes) + head, 0);
+      ch.out[r]->waitSend();
+      if (bytes > head) {
+        auto tail = ch.context->getPair(r)->createSendBuffer(
+            kAgreeTailSlot, const_cast<char*>(data) + head, bytes - head);
+        tail->send(0, bytes - head, 0);
+        tail->waitSend();
+      }
     }
-    exchange_on(comm, kAgreeSlotPrefix, ops.data(), ops.size(), tag);
+    std::vector<unsigned char> scratch;
+    for (int r = 0; r < comm->size; r++) {
+      if (r == comm->rank)
+        continue;
+      peer = r;
+      ch.in[r]->waitRecv();
+      char* slot = out + static_cast<size_t>(r) * stride;
+      size_t total = ch.inbox[r].total;
+      size_t got = std::min(total, kAgreeInline);
+      memcpy(slot, ch.inbox[r].bytes, std::min(got, stride));
+      if (total > got) {
+        size_t rest = total - got;
+        void* into = slot + got;
+        if (total > stride) {
+          scratch.resize(rest);
+          into = scratch.data();
+        }
+        auto tail = ch.context->getPair(r)->createRecvBuffer(kAgreeTailSlot,
+                                                             into, rest);
+        tail->waitRecv();
+        if (total > stride && stride > got)
+          memcpy(slot + got, scratch.data(), stride - got);
+      }
+      if (total < stride)
+        memset(slot + total, 0, stride - total);
+    }
     return PD_BACKEND_OK;
-  } catch (const PeerFailure& e) {
-    err->peer = e.peer;
-    return fail(err, "agreement on the call", e);
   } catch (const std::exception& e) {
+    err->peer = peer;
     return fail(err, "agreement on the call", e);
   }
 }
