@@ -9,17 +9,24 @@ for np in $PD_SIZES; do
 done
 
 # Over gloo alone (on one host the shared-memory path would take these
-# calls): the table's choice, where calls of up to 1 KiB per rank ride in
-# the agreement, and each allreduce algorithm forced, at sizes where the
-# table picks the other one too; a bad value is refused.
-for algo in auto ring bcube; do
+# calls): the default, where calls of up to 64 KiB per rank ride in the
+# agreement and larger ones run pipelined, and each allreduce algorithm
+# forced (the small calls then run it too); a bad value is refused.
+for algo in auto pipelined ring bcube; do
     for np in 2 3 4; do
         check_tap "coll_check at np $np over gloo with PDMPI_ALGO_ALLREDUCE=$algo" \
             env PDMPI_SHM=0 PDMPI_ALGO_ALLREDUCE=$algo "$PDMPIRUN" -np "$np" \
             "$top_builddir/tests/coll_check" --big 65536
     done
 done
+# Blocks of a prime count split in several pieces each (the pipelined
+# ring and chain move 128 KiB at a time).
+for np in 2 3 4; do
+    check_tap "coll_check at np $np over gloo, 300007 elements" \
+        env PDMPI_SHM=0 "$PDMPIRUN" -np "$np" \
+        "$top_builddir/tests/coll_check" --big 300007
+done
 check "PDMPI_ALGO_ALLREDUCE=tree is refused with a message" \
     sh -c "PDMPI_ALGO_ALLREDUCE=tree '$top_builddir/tests/world_check' 2>&1 |
-           grep -q 'PDMPI_ALGO_ALLREDUCE=tree is not one of auto, ring, bcube'"
+           grep -q 'PDMPI_ALGO_ALLREDUCE=tree is not one of auto, pipelined, ring, bcube'"
 finish

@@ -61,6 +61,9 @@ enum pd_algo {
     PD_ALGO_BINOMIAL,           /* broadcast */
     PD_ALGO_CARRIED,            /* small calls: the data rides in the
                                    agreement (coll/coll_host.c) */
+    PD_ALGO_PIPELINED,          /* allreduce and allgather as a ring,
+                                   broadcast as a chain, in pieces on
+                                   the calling thread */
 };
 
 /* One collective call in backend terms. */

@@ -203,9 +203,9 @@ static int pd_flat_move(const struct pd_host_call *hc, struct pd_fail *fail)
     struct pd_coll_args args = {
         .sendbuf = c->sendbuf, .recvbuf = c->recvbuf, .count = c->count,
         .elem_size = 1, .root = c->root,
-        .algorithm = c->kind == PD_COLL_BCAST ? PD_ALGO_BINOMIAL
-                     : c->kind == PD_COLL_ALLGATHER ? PD_ALGO_RING
-                                                    : PD_ALGO_DEFAULT,
+        .algorithm = c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER
+                         ? PD_ALGO_PIPELINED
+                         : PD_ALGO_DEFAULT,
     };
     struct pd_call_sig sig = pd_coll_sig(c, -1);
     return pd_step(c, &sig, c->kind, &args, fail);

@@ -25,7 +25,7 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
         struct pd_coll_args args = {
             .recvbuf = buffer, .count = bytes, .elem_size = 1,
             .root = root_host, .tag = tag,
-            .algorithm = PD_ALGO_BINOMIAL,
+            .algorithm = PD_ALGO_PIPELINED,
         };
         rc = pd_hier_net(comm, h, PD_COLL_BCAST, &args, "broadcast", fail);
     }
@@ -114,7 +114,7 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
         struct pd_coll_args args = {
             .recvbuf = all, .count = most, .elem_size = 1,
             .root = -1, .tag = tag,
-            .algorithm = PD_ALGO_RING,
+            .algorithm = PD_ALGO_PIPELINED,
         };
         /* In place: the host backend takes this host's part from its
          * slot of all. */

@@ -189,7 +189,8 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     v = getenv("PDMPI_ALGO_ALLREDUCE");
     if (v != NULL && v[0] != '\0' && pd_algo_parse(v, &c->algo_allreduce) != 0) {
         snprintf(err, errlen,
-                 "PDMPI_ALGO_ALLREDUCE=%s is not one of auto, ring, bcube", v);
+                 "PDMPI_ALGO_ALLREDUCE=%s is not one of auto, pipelined, ring, "
+                 "bcube", v);
         return -1;
     }
 

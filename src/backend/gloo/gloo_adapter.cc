@@ -191,6 +191,8 @@ struct AgreeChannel {
   std::vector<AgreeHead> inbox;  // one per rank
   AgreeHead outbox;
   std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
+  bool primed = false;  // see prime_ring
+  int peer = -1;        // the rank a pipelined step writes to or reads from
 };
 
 struct pd_backend_comm {
@@ -305,10 +307,213 @@ static void pd_gloo_comm_destroy(pd_backend_comm* comm) {
   }
 }
 
+}  // extern "C"
+
+namespace {
+
+/* ---- pipelined steps on the agreement's synchronous pairs -----------
+ *
+ * gloo's own algorithms run on asynchronous pairs, where every message
+ * is a rendezvous through both sides' loop threads; on 2-4 ranks they
+ * took 0.4-2 ms for a 128 KiB-1 MiB allreduce that moves in a tenth of
+ * that (bench/results/compare-tcp-np*). These move the data on the
+ * calling thread instead, in pieces of at most kPiece bytes, each
+ * written before the matching one is read: a rank is never more than
+ * two pieces ahead of the peer that reads them, and the socket buffer
+ * holds more than that (prime_ring), so no write waits for a read and
+ * the ring cannot deadlock. */
+constexpr size_t kPiece = 128 * 1024;
+
+/* Slots of the pipelined steps' one receive per pair at a time. */
+constexpr int kPipeSlot = 0x26;
+
+gloo::transport::Pair& sync_pair(pd_backend_comm* comm, int r) {
+  return *comm->agree.context->getPair(r);
+}
+
+/* gloo sizes a pair's send buffer to the largest message it has sent,
+ * and the kernel accounts more than the payload against it: pieces of
+ * that size block on the peer's acknowledgements, which the kernel may
+ * delay by 40 ms on a connection it takes for interactive (measured:
+ * 44 ms stalls at np 2-4). One message of kPrime bytes to the next rank,
+ * the first time the pieces run on a communicator, sets a buffer that
+ * holds more than two pieces (the kernel doubles the request up to
+ * net.core.wmem_max, 208 KiB by default: 416 KiB). Rank 0 reads before it
+ * writes and the others write first, so the ring of these writes
+ * completes even where the buffer is smaller than the message. */
+constexpr size_t kPrime = 256 * 1024;
+
+void prime_ring(pd_backend_comm* comm) {
+  AgreeChannel& ch = comm->agree;
+  if (ch.primed)
+    return;
+  const int p = comm->size;
+  const int right = (comm->rank + 1) % p, left = (comm->rank + p - 1) % p;
+  std::vector<unsigned char> bytes(kPrime);
+  auto out = sync_pair(comm, right).createSendBuffer(kPipeSlot, bytes.data(),
+                                                     kPrime);
+  for (int turn = 0; turn < 2; turn++) {
+    if ((turn == 0) == (comm->rank == 0)) {
+      ch.peer = left;
+      auto in = sync_pair(comm, left).createRecvBuffer(kPipeSlot, bytes.data(),
+                                                       kPrime);
+      in->waitRecv();
+    } else {
+      ch.peer = right;
+      out->send(0, kPrime, 0);
+      out->waitSend();
+    }
+  }
+  ch.primed = true;
+}
+
+/* Send [from, from + bytes) to right while taking as many bytes from
+ * left into the buffer `into` (registered once for the step); each
+ * received piece is passed to got(offset, length) as it lands. Pieces
+ * are whole elements of elem bytes. */
+template <typename Got>
+void sendrecv_pieces(pd_backend_comm* comm, int right, const void* from,
+                     size_t send_bytes, int left, void* into,
+                     size_t recv_bytes, size_t elem, bool in_place, Got got) {
+  size_t piece = std::max(elem, kPiece / elem * elem);
+  std::unique_ptr<gloo::transport::Buffer> out, in;
+  if (send_bytes > 0)
+    out = sync_pair(comm, right).createSendBuffer(
+        kPipeSlot, const_cast<void*>(from), send_bytes);
+  if (recv_bytes > 0)
+    in = sync_pair(comm, left).createRecvBuffer(
+        kPipeSlot, into, in_place ? recv_bytes : std::min(piece, recv_bytes));
+  size_t sent = 0, taken = 0;
+  while (sent < send_bytes || taken < recv_bytes) {
+    if (sent < send_bytes) {
+      size_t n = std::min(piece, send_bytes - sent);
+      comm->agree.peer = right;
+      out->send(sent, n, in_place ? sent : 0);
+      out->waitSend();
+      sent += n;
+    }
+    if (taken < recv_bytes) {
+      size_t n = std::min(piece, recv_bytes - taken);
+      comm->agree.peer = left;
+      in->waitRecv();
+      got(taken, n);
+      taken += n;
+    }
+  }
+}
+
+/* Where block i (0..size; size: the end) of count elements split in
+ * size blocks begins. */
+size_t block_begin(size_t count, int size, int i) {
+  return count / size * i + std::min<size_t>(i, count % size);
+}
+
+void pipelined_allreduce(pd_backend_comm* comm, const pd_coll_args* a) {
+  const size_t e = a->elem_size;
+  unsigned char* buf = static_cast<unsigned char*>(a->recvbuf);
+  if (a->sendbuf != nullptr && a->sendbuf != a->recvbuf)
+    memcpy(buf, a->sendbuf, a->count * e);
+  const int p = comm->size, me = comm->rank;
+  const int right = (me + 1) % p, left = (me + p - 1) % p;
+  auto begin = [&](int i) { return block_begin(a->count, p, (i % p + p) % p); };
+  auto end_of = [&](int i) {
+    return block_begin(a->count, p, (i % p + p) % p + 1);
+  };
+  std::vector<unsigned char> scratch(
+      std::min(std::max(e, kPiece / e * e), a->count * e));
+  /* Reduce-scatter: after p-1 steps block me+1 holds every rank's sum. */
+  for (int s = 0; s < p - 1; s++) {
+    int sb = me - s, rb = me - s - 1;
+    size_t so = begin(sb), sn = end_of(sb) - so;
+    size_t ro = begin(rb), rn = end_of(rb) - ro;
+    unsigned char* dst = buf + ro * e;
+    sendrecv_pieces(comm, right, buf + so * e, sn * e, left, scratch.data(),
+                    rn * e, e, false, [&](size_t off, size_t n) {
+                      a->reduce(dst + off, dst + off, scratch.data(), n / e,
+                                a->reduce_ctx);
+                    });
+  }
+  /* Allgather of the reduced blocks. */
+  for (int s = 0; s < p - 1; s++) {
+    int sb = me + 1 - s, rb = me - s;
+    size_t so = begin(sb), sn = end_of(sb) - so;
+    size_t ro = begin(rb), rn = end_of(rb) - ro;
+    sendrecv_pieces(comm, right, buf + so * e, sn * e, left, buf + ro * e,
+                    rn * e, e, true, [](size_t, size_t) {});
+  }
+}
+
+void pipelined_allgather(pd_backend_comm* comm, const pd_coll_args* a) {
+  const size_t bytes = a->count * a->elem_size;
+  unsigned char* buf = static_cast<unsigned char*>(a->recvbuf);
+  const int p = comm->size, me = comm->rank;
+  if (a->sendbuf != nullptr)
+    memmove(buf + me * bytes, a->sendbuf, bytes);
+  const int right = (me + 1) % p, left = (me + p - 1) % p;
+  for (int s = 0; s < p - 1; s++) {
+    int sb = ((me - s) % p + p) % p, rb = ((me - s - 1) % p + p) % p;
+    sendrecv_pieces(comm, right, buf + sb * bytes, bytes, left,
+                    buf + rb * bytes, bytes, 1, true, [](size_t, size_t) {});
+  }
+}
+
+/* A chain from the root: each rank takes a piece from the one before it
+ * and passes it on, so all links carry pieces at once. */
+void pipelined_bcast(pd_backend_comm* comm, const pd_coll_args* a) {
+  const size_t bytes = a->count * a->elem_size;
+  unsigned char* buf = static_cast<unsigned char*>(a->recvbuf);
+  const int p = comm->size;
+  const int pos = (comm->rank - a->root + p) % p;  // place in the chain
+  const int next = (comm->rank + 1) % p, prev = (comm->rank + p - 1) % p;
+  const bool first = pos == 0, last = pos == p - 1;
+  std::unique_ptr<gloo::transport::Buffer> out, in;
+  if (!last)
+    out = sync_pair(comm, next).createSendBuffer(kPipeSlot, buf, bytes);
+  if (!first)
+    in = sync_pair(comm, prev).createRecvBuffer(kPipeSlot, buf, bytes);
+  for (size_t off = 0; off < bytes; off += kPiece) {
+    size_t n = std::min(kPiece, bytes - off);
+    if (!first) {
+      comm->agree.peer = prev;
+      in->waitRecv();
+    }
+    if (!last) {
+      comm->agree.peer = next;
+      out->send(off, n, off);
+      out->waitSend();
+    }
+  }
+}
+
+/* Run one of the above under the channel's lock, as a backend status. */
+template <typename Fn>
+int pipelined(pd_backend_comm* comm, const char* what, pd_backend_error* err,
+              Fn fn) {
+  if (comm->size < 2 || !comm->agree.context)
+    return PD_BACKEND_ERR_UNSUPPORTED;
+  std::lock_guard<std::mutex> lock(comm->agree.mutex);
+  try {
+    comm->agree.peer = -1;
+    prime_ring(comm);
+    fn();
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    err->peer = comm->agree.peer;
+    return fail(err, what, e);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
 static int pd_gloo_allreduce(pd_backend_comm* comm, const pd_coll_args* a,
                              pd_backend_error* err) {
   if (a->count == 0)
     return PD_BACKEND_OK;
+  if (a->algorithm == PD_ALGO_PIPELINED)
+    return pipelined(comm, "allreduce", err,
+                     [&] { pipelined_allreduce(comm, a); });
   try {
     int rc = with_elem_type(a->elem_size, [&](auto elem) {
       using T = decltype(elem);
@@ -371,6 +576,9 @@ static int pd_gloo_bcast(pd_backend_comm* comm, const pd_coll_args* a,
                          pd_backend_error* err) {
   if (a->count == 0)
     return PD_BACKEND_OK;
+  if (a->algorithm == PD_ALGO_PIPELINED)
+    return pipelined(comm, "broadcast", err,
+                     [&] { pipelined_bcast(comm, a); });
   try {
     /* Bytes are enough: a broadcast never splits elements. */
     gloo::BroadcastOptions opts(comm->context);
@@ -390,6 +598,9 @@ static int pd_gloo_allgather(pd_backend_comm* comm, const pd_coll_args* a,
                              pd_backend_error* err) {
   if (a->count == 0)
     return PD_BACKEND_OK;
+  if (a->algorithm == PD_ALGO_PIPELINED)
+    return pipelined(comm, "allgather", err,
+                     [&] { pipelined_allgather(comm, a); });
   try {
     size_t bytes = a->count * a->elem_size;
     gloo::AllgatherOptions opts(comm->context);
