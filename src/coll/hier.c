@@ -281,6 +281,53 @@ int pd_hier_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
 
 /* One step among the leaders (callers check that this rank leads); the
  * leaders agree on the call first where the host backend needs it. */
+/* A small leaders' step whose data rides in the agreement (as the flat
+ * path's small calls do, coll/coll_host.c): one round trip between the
+ * hosts instead of two. Every leader folds an allreduce's host sums in
+ * host order, so all get the same bits. me: this leader's host.
+ * PD_BACKEND_ERR_UNSUPPORTED where the step is too large or of another
+ * kind. */
+static int pd_hier_net_carried(const struct pd_agree_ctx *x, int me,
+                               const struct pd_agree_rec *rec,
+                               struct pd_coll_args *args, const char *what,
+                               struct pd_fail *fail)
+{
+    enum pd_coll_kind step = (enum pd_coll_kind)rec->step;
+    size_t bytes = args->count * args->elem_size;
+    if (x->ops->agree == NULL || !pd_agree_can_carry(x->size, bytes) ||
+        (step != PD_COLL_ALLREDUCE && step != PD_COLL_BCAST &&
+         step != PD_COLL_ALLGATHER))
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    unsigned char *buf = args->recvbuf;
+    const void *mine = step == PD_COLL_ALLGATHER ? buf + (size_t)me * bytes
+                       : step == PD_COLL_BCAST && me != args->root ? NULL
+                                                                   : buf;
+    unsigned char *all;
+    size_t stride;
+    pd_stats_algo(PD_ALGO_CARRIED);
+    int rc = pd_coll_agree_carrying(x, args->tag, rec, mine, bytes, &all,
+                                    &stride, what, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const unsigned char *data = all + sizeof(*rec);
+    if (step == PD_COLL_ALLREDUCE) {
+        memcpy(buf, data, bytes);
+        for (int r = 1; r < x->size; r++)
+            args->reduce(buf, buf, data + (size_t)r * stride, args->count,
+                         args->reduce_ctx);
+    } else if (step == PD_COLL_BCAST) {
+        if (me != args->root)
+            memcpy(buf, data + (size_t)args->root * stride, bytes);
+    } else {
+        for (int r = 0; r < x->size; r++)
+            if (r != me)
+                memcpy(buf + (size_t)r * bytes, data + (size_t)r * stride,
+                       bytes);
+    }
+    free(all);
+    return MPI_SUCCESS;
+}
+
 int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
                 enum pd_coll_kind step, struct pd_coll_args *args,
                 const char *what, struct pd_fail *fail)
@@ -291,7 +338,10 @@ int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
         .call = h->call, .step = (uint8_t)step, .root = args->root,
         .bytes = args->count * args->elem_size,
     };
-    int rc = pd_coll_agree(&x, args->tag, &rec, what, fail);
+    int rc = pd_hier_net_carried(&x, h->host, &rec, args, what, fail);
+    if (rc != PD_BACKEND_ERR_UNSUPPORTED)
+        return rc;
+    rc = pd_coll_agree(&x, args->tag, &rec, what, fail);
     if (rc != MPI_SUCCESS)
         return rc;
     if (step == PD_COLL_BARRIER && h->net_ops->agree != NULL)
