@@ -15,15 +15,15 @@
  * oversubscribe.
  *
  *   allreduce  np   16 B   8 KiB   64 KiB   128 KiB   1 MiB   4 MiB
- *   pipelined  2      54      62       75       103     628    2296
- *   bcube      2     495     263      277       309     968    5358
- *   ring       2    2414    1980     1540      2814    1747    5195
- *   pipelined  3     215     207      242       276    1094    4503
- *   bcube      3     728     871      681      1200    2199    6745
- *   ring       3    1491    2767     2875      2844    3083    6207
- *   pipelined  4     437     410      478       518    1762    7347
- *   bcube      4    3287    3367     3566      3524    4513   13115
- *   ring       4    2177    4520     4980      5286    5933    8348
+ *   pipelined  2      38      40       51        84     422    1626
+ *   bcube      2    1647     379      277       283    1151    4947
+ *   ring       2    1924    2109     2653      2320    2573    5604
+ *   pipelined  3     207     202      228       276    1136    4344
+ *   bcube      3     771     667     1093       904    1412    7753
+ *   ring       3    1701    2680     2920      2356    3555    7466
+ *   pipelined  4     421     411      398       431    1597    6633
+ *   bcube      4    3423    3457     3644      3598    4607   14273
+ *   ring       4    2002    4669     4657      4504    5378    8169
  *
  * The pipelined ring is fastest at every size and world measured, so it
  * is the default everywhere; ring and bcube stay for PDMPI_ALGO_ALLREDUCE.
