@@ -10,7 +10,8 @@
  * exchange, 8 MiB messages, MPI_ERR_TRUNCATE for a receive buffer that
  * is too small, 80 large messages in flight received in the reverse
  * order of their tags, and 3000 small ones in flight while their sender
- * is in a barrier. With one rank every exchange is with itself.
+ * is in a barrier, MPI_Cancel of receives, sends and a collective. With
+ * one rank every exchange is with itself.
  *
  * Every message's content is a pure function of (source, destination,
  * tag, sequence number, index), so each receiver checks what it got
@@ -731,6 +732,125 @@ static void check_flood_then_barrier(void)
            "barrier while the receiver takes them");
 }
 
+/* ------------------------------------------------------------------ */
+/* Cancellation                                                         */
+/* ------------------------------------------------------------------ */
+
+static int error_class(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+/* A receive nothing matches is taken back: MPI_Wait completes it,
+ * MPI_Test_cancelled says so, its buffer is untouched. A receive racing
+ * its message is either cancelled (a later receive gets the message) or
+ * completes with it; a send's cancel may fail, the send then completes
+ * as usual: either way every message arrives exactly once. */
+static void check_cancel(void)
+{
+    struct verdict v = {""};
+    int to = next_rank(1), from = next_rank(-1);
+    int in[5], out[4], flag = -1;
+    MPI_Request req, sreq;
+    MPI_Status st;
+
+    for (int i = 0; i < 5; i++)
+        in[i] = CANARY;
+    check_rc(&v, "MPI_Irecv",
+             MPI_Irecv(in, 4, MPI_INT, from, 30, MPI_COMM_WORLD, &req));
+    check_rc(&v, "MPI_Cancel", MPI_Cancel(&req));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&req, &st));
+    check_rc(&v, "MPI_Test_cancelled", MPI_Test_cancelled(&st, &flag));
+    if (flag != 1)
+        fail(&v, "MPI_Test_cancelled gives %d for a receive nothing matched",
+             flag);
+    if (req != MPI_REQUEST_NULL)
+        fail(&v, "MPI_Wait left the cancelled request set");
+    for (int i = 0; i < 5; i++)
+        if (in[i] != CANARY) {
+            fail(&v, "element %d of the cancelled receive's buffer was "
+                 "written", i);
+            break;
+        }
+    report(&v, "MPI_Cancel of a receive nothing matches: MPI_Wait completes "
+           "it, MPI_Test_cancelled is true, its buffer untouched");
+
+    v.detail[0] = '\0';
+    fill(out, 4, world_rank, to, 31, 0);
+    for (int i = 0; i < 5; i++)
+        in[i] = CANARY;
+    check_rc(&v, "MPI_Irecv",
+             MPI_Irecv(in, 4, MPI_INT, from, 31, MPI_COMM_WORLD, &req));
+    check_rc(&v, "MPI_Isend",
+             MPI_Isend(out, 4, MPI_INT, to, 31, MPI_COMM_WORLD, &sreq));
+    check_rc(&v, "MPI_Cancel", MPI_Cancel(&req));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&req, &st));
+    flag = -1;
+    check_rc(&v, "MPI_Test_cancelled", MPI_Test_cancelled(&st, &flag));
+    if (flag)
+        check_rc(&v, "MPI_Recv",
+                 MPI_Recv(in, 4, MPI_INT, from, 31, MPI_COMM_WORLD, &st));
+    verify_msg(&v, in, 4, 4, from, world_rank, 31, 0, "the raced message");
+    check_rc(&v, "MPI_Wait", MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    report(&v, "MPI_Cancel racing its message: cancelled and received "
+           "later, or received, exactly once");
+
+    /* A send: whether its cancel took is known to the sender only, so it
+     * tells the receiver (tag 33) before the receiver waits for it. */
+    v.detail[0] = '\0';
+    for (int i = 0; i < 5; i++)
+        in[i] = CANARY;
+    check_rc(&v, "MPI_Isend",
+             MPI_Isend(out, 4, MPI_INT, to, 32, MPI_COMM_WORLD, &sreq));
+    check_rc(&v, "MPI_Cancel", MPI_Cancel(&sreq));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&sreq, &st));
+    int cancelled = -1, theirs = -1;
+    check_rc(&v, "MPI_Test_cancelled", MPI_Test_cancelled(&st, &cancelled));
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(&cancelled, 1, MPI_INT, to, 33, &theirs, 1, MPI_INT,
+                          from, 33, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    if (!theirs) {
+        fill(out, 4, from, world_rank, 31, 0);   /* what from sent */
+        check_rc(&v, "MPI_Recv",
+                 MPI_Recv(in, 4, MPI_INT, from, 32, MPI_COMM_WORLD, &st));
+        verify_msg(&v, in, 4, 4, from, world_rank, 31, 0,
+                   "the message of a send whose cancel failed");
+    }
+    fill(out, 4, world_rank, to, 31, 0);
+    report(&v, "MPI_Cancel of a send: cancelled, or completed and received");
+
+    v.detail[0] = '\0';
+    MPI_Request null = MPI_REQUEST_NULL;
+    int cls = error_class(MPI_Cancel(&null));
+    if (cls != MPI_ERR_REQUEST)
+        fail(&v, "MPI_Cancel(MPI_REQUEST_NULL): error class %d, expected "
+             "MPI_ERR_REQUEST", cls);
+    report(&v, "MPI_Cancel of MPI_REQUEST_NULL is MPI_ERR_REQUEST");
+
+    if (on_open_mpi) {
+        report_skip("pdmpi's answer", "MPI_Cancel of a nonblocking "
+                    "collective is MPI_ERR_REQUEST, and the collective "
+                    "completes");
+        return;
+    }
+    v.detail[0] = '\0';
+    int one = 1, sum = 0;
+    check_rc(&v, "MPI_Iallreduce",
+             MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                            &req));
+    cls = error_class(MPI_Cancel(&req));
+    if (cls != MPI_ERR_REQUEST)
+        fail(&v, "MPI_Cancel of an MPI_Iallreduce: error class %d, expected "
+             "MPI_ERR_REQUEST", cls);
+    check_rc(&v, "MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (sum != world_size)
+        fail(&v, "the allreduce gave %d, expected %d", sum, world_size);
+    report(&v, "MPI_Cancel of a nonblocking collective is MPI_ERR_REQUEST, "
+           "and the collective completes");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -761,6 +881,7 @@ int main(int argc, char **argv)
     check_truncation();
     check_reverse_large();
     check_flood_then_barrier();
+    check_cancel();
 
     int status = finish();
     MPI_Finalize();

@@ -22,6 +22,7 @@ int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
             return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
         c->tag = pd_comm_reserve_tags(comm);
         req->state->coll = *c;
+        req->state->collective = true;
         if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
             pd_request_release(&req);
             return pd_raise_fail(comm, call, &fail);

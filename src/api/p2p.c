@@ -1,4 +1,5 @@
-/* Point-to-point: Send, Recv, their nonblocking forms, Sendrecv, Probe. */
+/* Point-to-point: Send, Recv, their nonblocking forms, Sendrecv, Probe,
+ * Cancel. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 #pragma weak MPI_Probe = PMPI_Probe
 #pragma weak MPI_Iprobe = PMPI_Iprobe
+#pragma weak MPI_Cancel = PMPI_Cancel
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 
 static int pd_check_peer(MPI_Comm comm, const char *call, int rank,
                          bool any_ok, const char *what)
@@ -249,4 +252,39 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
     if (flag == NULL)
         return pd_raise(comm, "MPI_Iprobe", MPI_ERR_ARG, "flag is NULL");
     return pd_probe("MPI_Iprobe", source, tag, comm, false, flag, status);
+}
+
+/* A receive that no message has matched is taken back; one that has, and
+ * every send, complete as usual (MPI lets a cancel fail; the request's
+ * status says which happened). MPI forbids cancelling a collective. */
+int PMPI_Cancel(MPI_Request *request)
+{
+    static const char call[] = "MPI_Cancel";
+    PD_CHECK(pd_check_active(call));
+    if (request == NULL)
+        return pd_raise(NULL, call, MPI_ERR_REQUEST, "request is NULL");
+    PD_CHECK(pd_check_request(NULL, call, *request));
+    if (pd_request_is_null(*request))
+        return pd_raise(NULL, call, MPI_ERR_REQUEST,
+                        "request is MPI_REQUEST_NULL");
+    struct pd_request_state *st = (*request)->state;
+    if (st->collective)
+        return pd_raise(st->comm, call, MPI_ERR_REQUEST,
+                        "the request is %s's, and a collective cannot be "
+                        "cancelled", st->call);
+    if (st->receive)
+        pd_p2p_cancel_recv(*request);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    static const char call[] = "MPI_Test_cancelled";
+    if (status == MPI_STATUS_IGNORE)
+        return pd_raise(NULL, call, MPI_ERR_ARG,
+                        "status is NULL (MPI_STATUS_IGNORE)");
+    if (flag == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "flag is NULL");
+    *flag = status->_cancelled != 0;
+    return MPI_SUCCESS;
 }

@@ -449,6 +449,7 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     }
     *posted = (struct pd_posted){ src, tag, buf, capacity, req, NULL };
     req->state->watch = src == comm->rank ? NULL : pd_watch_receive;
+    req->state->receive = true;
     *request = req;
     pthread_mutex_lock(&p->lock);
     for (struct pd_message **m = &p->unexpected; *m != NULL; m = &(*m)->next) {
@@ -470,6 +471,36 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     }
     pthread_mutex_unlock(&p->lock);
     return MPI_SUCCESS;
+}
+
+bool pd_p2p_cancel_recv(struct ompi_request_t *req)
+{
+    struct pd_request_state *st = req->state;
+    struct pd_fail fail;
+    struct pd_p2p *p = pd_p2p_get(st->comm, &fail);
+    if (p == NULL)
+        return false;
+    pthread_mutex_lock(&p->lock);
+    struct pd_posted *found = NULL;
+    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
+        if ((*q)->req == req) {
+            found = *q;
+            *q = found->next;
+            if (*q == NULL)
+                p->posted_tail = q;
+            break;
+        }
+    }
+    if (found != NULL) {
+        /* No bytes: a device receive's staging is dropped, not copied. */
+        st->status = (MPI_Status){ .MPI_SOURCE = MPI_ANY_SOURCE,
+                                   .MPI_TAG = MPI_ANY_TAG, ._cancelled = 1 };
+        st->has_status = true;
+        pd_request_complete(st);
+        free(found);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return found != NULL;
 }
 
 int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,

@@ -26,6 +26,11 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
                  int src, int tag, MPI_Request *request, const char *call,
                  struct pd_fail *fail);
 
+/* MPI_Cancel of an MPI_Irecv request: true when no message had matched
+ * it yet, and it is now complete, its status cancelled; false when a
+ * message had (the receive completes as usual). */
+bool pd_p2p_cancel_recv(struct ompi_request_t *req);
+
 /* Look for a matching message not yet received: *found, and its status.
  * With block, wait until one arrives. */
 int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,

@@ -22,6 +22,9 @@ struct pd_request_state {
     const char *call;
     struct pd_coll coll;            /* a nonblocking collective, or */
     struct pd_p2p_send *send;       /* a posted send to wait for */
+    bool collective;                /* coll is the request's call */
+    bool receive;                   /* an MPI_Irecv (MPI_Cancel takes it
+                                       back while no message matched it) */
     MPI_Status status;          /* receives: source, tag, byte count */
     /* Receives: looked at every PD_REQUEST_WATCH_MS of a blocking wait
      * (a peer that died, PDMPI_TIMEOUT); may complete the request. */
