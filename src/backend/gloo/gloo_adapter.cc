@@ -2,11 +2,15 @@
  * The gloo backend: host-memory collectives between processes over TCP.
  *
  * This is pdmpi's one C++ file. It exposes the C backend vtable
- * (backend/backend.h) and uses only gloo's option-style API: gloo's older
- * per-algorithm classes, built per call, are read after free by gloo's
- * transport thread when their last sends are still queued, and stall on
- * 40 ms timers (measured: see core/algo.c). Every entry point catches
- * every exception, so no C++ exception crosses into C.
+ * (backend/backend.h). Each communicator has two full meshes of gloo
+ * pairs: asynchronous ones for gloo's option-style collectives, the
+ * exchanges and point-to-point, and synchronous ones that the calling
+ * thread reads itself, for the agreement before every step and the
+ * pipelined ring and chain. gloo's older per-algorithm classes are not
+ * used: built per call, they are read after free by gloo's transport
+ * thread when their last sends are still queued, and stall on 40 ms
+ * timers (measured: see core/algo.c). Every entry point catches every
+ * exception, so no C++ exception crosses into C.
  */
 #include <algorithm>
 #include <chrono>
