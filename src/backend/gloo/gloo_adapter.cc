@@ -502,8 +502,13 @@ int pipelined(pd_backend_comm* comm, const char* what, pd_backend_error* err,
     fn();
     return PD_BACKEND_OK;
   } catch (const std::exception& e) {
-    err->peer = comm->agree.peer;
-    return fail(err, what, e);
+    /* A lost connection is the peer's; a timeout in a ring or chain
+     * names no one: the neighbour waited for may itself wait for a rank
+     * further on (core then asks the ranks which of them still answer). */
+    int status = fail(err, what, e);
+    if (status != PD_BACKEND_ERR_TIMEOUT)
+      err->peer = comm->agree.peer;
+    return status;
   }
 }
 
