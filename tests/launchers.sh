@@ -53,10 +53,10 @@ done
 # A leftover process of another job (other PADDLE_JOB_ID, so another job
 # key) that reaches a running job's store is refused with a log line and
 # fails; the job goes on and completes. The stale process starts first
-# and keeps knocking until the job's store is up. The job's 20000
-# allreduces go over gloo (PDMPI_SHM=0) so that it lasts seconds: on the
-# shared-memory path it ends in a tenth of one, often before the stale
-# process's next knock.
+# and keeps knocking (at most a second apart) until the job's store is
+# up. The job's 300000 allreduces go over gloo (PDMPI_SHM=0) so that it
+# lasts seconds (about 4 s here, 13 us each): 20000 ended in a quarter of
+# a second, often before the stale process's next knock.
 port=$("$PD_FREE_PORT")
 PDMPI_TIMEOUT=20 PADDLE_JOB_ID=stale-b PADDLE_TRAINER_ID=1 \
     PADDLE_TRAINERS_NUM=2 PADDLE_MASTER=127.0.0.1:$port \
@@ -64,7 +64,7 @@ PDMPI_TIMEOUT=20 PADDLE_JOB_ID=stale-b PADDLE_TRAINER_ID=1 \
 stale=$!
 sleep 0.5
 PDMPI_SHM=0 PADDLE_JOB_ID=job-a PD_PADDLE_PORT=$port \
-    paddle_run master 127.0.0.1 2 "$world_check" 20000 > "$PD_TMP/job" 2>&1
+    paddle_run master 127.0.0.1 2 "$world_check" 300000 > "$PD_TMP/job" 2>&1
 job_rc=$?
 wait "$stale"
 stale_rc=$?
