@@ -65,6 +65,8 @@ int pd_check_root(MPI_Comm comm, const char *call, int root);
 int pd_check_op(MPI_Comm comm, const char *call, MPI_Datatype type, MPI_Op op);
 /* A request handle's slot (MPI_REQUEST_NULL is fine). */
 int pd_check_request(MPI_Comm comm, const char *call, MPI_Request req);
+/* *request is a valid handle and not MPI_REQUEST_NULL (request not NULL). */
+int pd_check_live_request(const char *call, const MPI_Request *request);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

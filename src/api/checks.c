@@ -132,6 +132,17 @@ int pd_check_request(MPI_Comm comm, const char *call, MPI_Request req)
     return MPI_SUCCESS;
 }
 
+int pd_check_live_request(const char *call, const MPI_Request *request)
+{
+    if (request == NULL)
+        return pd_raise(NULL, call, MPI_ERR_REQUEST, "request is NULL");
+    PD_CHECK(pd_check_request(NULL, call, *request));
+    if (pd_request_is_null(*request))
+        return pd_raise(NULL, call, MPI_ERR_REQUEST,
+                        "request is MPI_REQUEST_NULL");
+    return MPI_SUCCESS;
+}
+
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail)
 {
     return pd_raise(comm, call, fail->errclass, "%s", fail->msg);

@@ -261,12 +261,7 @@ int PMPI_Cancel(MPI_Request *request)
 {
     static const char call[] = "MPI_Cancel";
     PD_CHECK(pd_check_active(call));
-    if (request == NULL)
-        return pd_raise(NULL, call, MPI_ERR_REQUEST, "request is NULL");
-    PD_CHECK(pd_check_request(NULL, call, *request));
-    if (pd_request_is_null(*request))
-        return pd_raise(NULL, call, MPI_ERR_REQUEST,
-                        "request is MPI_REQUEST_NULL");
+    PD_CHECK(pd_check_live_request(call, request));
     struct pd_request_state *st = (*request)->state;
     if (st->collective)
         return pd_raise(st->comm, call, MPI_ERR_REQUEST,

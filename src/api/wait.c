@@ -259,12 +259,7 @@ int PMPI_Request_free(MPI_Request *request)
 {
     static const char call[] = "MPI_Request_free";
     PD_CHECK(pd_check_active(call));
-    if (request == NULL)
-        return pd_raise(NULL, call, MPI_ERR_REQUEST, "request is NULL");
-    PD_CHECK(pd_check_request(NULL, call, *request));
-    if (pd_request_is_null(*request))
-        return pd_raise(NULL, call, MPI_ERR_REQUEST,
-                        "request is MPI_REQUEST_NULL");
+    PD_CHECK(pd_check_live_request(call, request));
     pd_request_release(request);
     return MPI_SUCCESS;
 }

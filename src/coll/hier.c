@@ -279,8 +279,6 @@ int pd_hier_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
                                : pd_hier_shm_failed(rc, comm, what, &e, fail);
 }
 
-/* One step among the leaders (callers check that this rank leads); the
- * leaders agree on the call first where the host backend needs it. */
 /* A small leaders' step whose data rides in the agreement (as the flat
  * path's small calls do, coll/coll_host.c): one round trip between the
  * hosts instead of two. Every leader folds an allreduce's host sums in
@@ -328,6 +326,8 @@ static int pd_hier_net_carried(const struct pd_agree_ctx *x, int me,
     return MPI_SUCCESS;
 }
 
+/* One step among the leaders (callers check that this rank leads); the
+ * leaders agree on the call first where the host backend needs it. */
 int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
                 enum pd_coll_kind step, struct pd_coll_args *args,
                 const char *what, struct pd_fail *fail)
