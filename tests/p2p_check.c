@@ -10,8 +10,10 @@
  * exchange, 8 MiB messages, MPI_ERR_TRUNCATE for a receive buffer that
  * is too small, 80 large messages in flight received in the reverse
  * order of their tags, and 3000 small ones in flight while their sender
- * is in a barrier, MPI_Cancel of receives, sends and a collective. With
- * one rank every exchange is with itself.
+ * is in a barrier, MPI_Cancel of receives, sends and a collective,
+ * matched probes (MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv: the
+ * message a probe takes is the one received, whatever is received in
+ * between). With one rank every exchange is with itself.
  *
  * Every message's content is a pure function of (source, destination,
  * tag, sequence number, index), so each receiver checks what it got
@@ -851,6 +853,131 @@ static void check_cancel(void)
            "and the collective completes");
 }
 
+/* ------------------------------------------------------------------ */
+/* Matched probes                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Each rank sends its next neighbour, in this order: tag 90 seq 0
+ * (small), tag 90 seq 1 (4 MiB, large enough to stay with its sender
+ * until received), tag 91 seq 2 (empty), tag 91 seq 3 (small). The
+ * receiver takes seq 0 with MPI_Mprobe, receives seq 1 with a plain
+ * MPI_Recv of tag 90 (the taken message must not match it), then seq 0
+ * with MPI_Mrecv; then MPI_Improbe takes seq 2 and seq 3, received in
+ * reverse with MPI_Imrecv and MPI_Mrecv, the latter into a buffer one
+ * element short (MPI_ERR_TRUNCATE). */
+static void check_matched_probe(void)
+{
+    struct verdict v = {""};
+    int to = next_rank(1), from = next_rank(-1);
+    const int sizes[4] = { 37, 1 << 20, 0, 5 };
+    const int tags[4] = { 90, 90, 91, 91 };
+    MPI_Request reqs[4];
+    int *out[4];
+    for (int k = 0; k < 4; k++) {
+        out[k] = alloc_ints((size_t)sizes[k]);
+        fill(out[k], sizes[k], world_rank, to, tags[k], k);
+        check_rc(&v, "MPI_Isend",
+                 MPI_Isend(out[k], sizes[k], MPI_INT, to, tags[k],
+                           MPI_COMM_WORLD, &reqs[k]));
+    }
+
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    MPI_Status st;
+    check_rc(&v, "MPI_Mprobe",
+             MPI_Mprobe(MPI_ANY_SOURCE, 90, MPI_COMM_WORLD, &msg, &st));
+    verify_status(&v, &st, from, 90, sizes[0], "MPI_Mprobe");
+    if (msg == MPI_MESSAGE_NULL)
+        fail(&v, "MPI_Mprobe gave MPI_MESSAGE_NULL for a message");
+    int *large = alloc_ints((size_t)sizes[1]);
+    check_rc(&v, "MPI_Recv",
+             MPI_Recv(large, sizes[1], MPI_INT, from, 90, MPI_COMM_WORLD,
+                      &st));
+    verify_status(&v, &st, from, 90, sizes[1], "MPI_Recv after MPI_Mprobe");
+    verify_msg(&v, large, sizes[1], sizes[1], from, world_rank, 90, 1,
+               "MPI_Recv after MPI_Mprobe");
+    free(large);
+    int *small = alloc_ints((size_t)sizes[0]);
+    check_rc(&v, "MPI_Mrecv",
+             MPI_Mrecv(small, sizes[0], MPI_INT, &msg, &st));
+    verify_status(&v, &st, from, 90, sizes[0], "MPI_Mrecv");
+    verify_msg(&v, small, sizes[0], sizes[0], from, world_rank, 90, 0,
+               "MPI_Mrecv");
+    if (msg != MPI_MESSAGE_NULL)
+        fail(&v, "MPI_Mrecv left the message handle set");
+    free(small);
+
+    MPI_Message m2 = MPI_MESSAGE_NULL, m3 = MPI_MESSAGE_NULL;
+    MPI_Status st2, st3;
+    int flag = 0;
+    double start = MPI_Wtime();
+    while (!flag && MPI_Wtime() - start < 60.0)
+        check_rc(&v, "MPI_Improbe",
+                 MPI_Improbe(from, 91, MPI_COMM_WORLD, &flag, &m2, &st2));
+    flag = 0;
+    while (!flag && MPI_Wtime() - start < 60.0)
+        check_rc(&v, "MPI_Improbe",
+                 MPI_Improbe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &m3,
+                             &st3));
+    if (!flag) {
+        fail(&v, "MPI_Improbe found nothing in 60 s");
+    } else {
+        verify_status(&v, &st2, from, 91, 0, "MPI_Improbe (empty)");
+        verify_status(&v, &st3, from, 91, sizes[3], "MPI_Improbe (second)");
+        int in[6];
+        for (int i = 0; i < 6; i++)
+            in[i] = CANARY;
+        int rc = MPI_Mrecv(in, sizes[3] - 1, MPI_INT, &m3, &st);
+        if (error_class(rc) != MPI_ERR_TRUNCATE)
+            fail(&v, "MPI_Mrecv into a buffer one element short: error "
+                 "class %d, expected MPI_ERR_TRUNCATE", error_class(rc));
+        MPI_Request r;
+        int none = CANARY;
+        check_rc(&v, "MPI_Imrecv",
+                 MPI_Imrecv(&none, 1, MPI_INT, &m2, &r));
+        check_rc(&v, "MPI_Wait", MPI_Wait(&r, &st));
+        verify_status(&v, &st, from, 91, 0, "MPI_Imrecv");
+        if (none != CANARY || m2 != MPI_MESSAGE_NULL)
+            fail(&v, "MPI_Imrecv of an empty message wrote the buffer or "
+                 "left the handle set");
+    }
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < 4; k++)
+        free(out[k]);
+    report(&v, "MPI_Mprobe/MPI_Improbe take the message for MPI_Mrecv/"
+           "MPI_Imrecv: a receive between them gets the next one");
+
+    v.detail[0] = '\0';
+    msg = MPI_MESSAGE_NULL;
+    check_rc(&v, "MPI_Mprobe",
+             MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st));
+    if (msg != MPI_MESSAGE_NO_PROC)
+        fail(&v, "MPI_Mprobe(MPI_PROC_NULL) did not give "
+             "MPI_MESSAGE_NO_PROC");
+    int x = CANARY;
+    check_rc(&v, "MPI_Mrecv", MPI_Mrecv(&x, 1, MPI_INT, &msg, &st));
+    if (st.MPI_SOURCE != MPI_PROC_NULL || msg != MPI_MESSAGE_NULL ||
+        x != CANARY)
+        fail(&v, "MPI_Mrecv of MPI_MESSAGE_NO_PROC: source %d, handle %s, "
+             "buffer %s", st.MPI_SOURCE,
+             msg == MPI_MESSAGE_NULL ? "null" : "set",
+             x == CANARY ? "untouched" : "written");
+    report(&v, "matched probes of MPI_PROC_NULL give MPI_MESSAGE_NO_PROC");
+
+    /* Open MPI raises this through MPI_COMM_NULL's handler, which is
+     * fatal; pdmpi through MPI_COMM_WORLD's, as MPI-3 says. */
+    if (on_open_mpi) {
+        report_skip("pdmpi's answer", "MPI_Mrecv of MPI_MESSAGE_NULL is "
+                    "MPI_ERR_REQUEST");
+        return;
+    }
+    v.detail[0] = '\0';
+    int cls = error_class(MPI_Mrecv(&x, 1, MPI_INT, &msg, &st));
+    if (cls != MPI_ERR_REQUEST)
+        fail(&v, "MPI_Mrecv of MPI_MESSAGE_NULL: error class %d, expected "
+             "MPI_ERR_REQUEST", cls);
+    report(&v, "MPI_Mrecv of MPI_MESSAGE_NULL is MPI_ERR_REQUEST");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -882,6 +1009,7 @@ int main(int argc, char **argv)
     check_reverse_large();
     check_flood_then_barrier();
     check_cancel();
+    check_matched_probe();
 
     int status = finish();
     MPI_Finalize();

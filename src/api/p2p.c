@@ -1,5 +1,5 @@
 /* Point-to-point: Send, Recv, their nonblocking forms, Sendrecv, Probe,
- * Cancel. */
+ * matched probes (Mprobe, Mrecv), Cancel. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,10 @@
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 #pragma weak MPI_Probe = PMPI_Probe
 #pragma weak MPI_Iprobe = PMPI_Iprobe
+#pragma weak MPI_Mprobe = PMPI_Mprobe
+#pragma weak MPI_Improbe = PMPI_Improbe
+#pragma weak MPI_Mrecv = PMPI_Mrecv
+#pragma weak MPI_Imrecv = PMPI_Imrecv
 #pragma weak MPI_Cancel = PMPI_Cancel
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 
@@ -219,22 +223,42 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
     return rc;
 }
 
+/* Probe; with message (a matched probe), the message found is taken for
+ * the one MPI_Mrecv its *message names. */
 static int pd_probe(const char *call, int source, int tag, MPI_Comm comm,
-                    bool block, int *flag, MPI_Status *status)
+                    bool block, int *flag, MPI_Status *status,
+                    MPI_Message *message)
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
     PD_CHECK(pd_check_tag(comm, call, tag, true));
+    if (message != NULL)
+        *message = MPI_MESSAGE_NULL;
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         pd_status_proc_null(status);
+        if (message != NULL)
+            *message = MPI_MESSAGE_NO_PROC;
         return MPI_SUCCESS;
     }
+    struct ompi_message_t *handle = NULL;
+    if (message != NULL &&
+        (handle = calloc(1, sizeof(*handle))) == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
     struct pd_fail fail;
-    if (pd_p2p_probe(comm, source, tag, block, flag, status, &fail) !=
-        MPI_SUCCESS)
+    struct pd_message *taken = NULL;
+    if (pd_p2p_probe(comm, source, tag, block, flag, status,
+                     message != NULL ? &taken : NULL, &fail) != MPI_SUCCESS) {
+        free(handle);
         return pd_raise_fail(comm, call, &fail);
+    }
+    if (taken != NULL) {
+        *handle = (struct ompi_message_t){ PD_MAGIC_MESSAGE, 2, comm, taken };
+        *message = handle;
+    } else {
+        free(handle);
+    }
     if (!*flag)
         sched_yield(); /* a polling caller lets the receiving thread run */
     return MPI_SUCCESS;
@@ -243,7 +267,8 @@ static int pd_probe(const char *call, int source, int tag, MPI_Comm comm,
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     int flag;
-    return pd_probe("MPI_Probe", source, tag, comm, true, &flag, status);
+    return pd_probe("MPI_Probe", source, tag, comm, true, &flag, status,
+                    NULL);
 }
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
@@ -251,7 +276,89 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
 {
     if (flag == NULL)
         return pd_raise(comm, "MPI_Iprobe", MPI_ERR_ARG, "flag is NULL");
-    return pd_probe("MPI_Iprobe", source, tag, comm, false, flag, status);
+    return pd_probe("MPI_Iprobe", source, tag, comm, false, flag, status,
+                    NULL);
+}
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+                MPI_Status *status)
+{
+    int flag;
+    if (message == NULL)
+        return pd_raise(comm, "MPI_Mprobe", MPI_ERR_ARG, "message is NULL");
+    return pd_probe("MPI_Mprobe", source, tag, comm, true, &flag, status,
+                    message);
+}
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
+                 MPI_Message *message, MPI_Status *status)
+{
+    if (flag == NULL)
+        return pd_raise(comm, "MPI_Improbe", MPI_ERR_ARG, "flag is NULL");
+    if (message == NULL)
+        return pd_raise(comm, "MPI_Improbe", MPI_ERR_ARG, "message is NULL");
+    return pd_probe("MPI_Improbe", source, tag, comm, false, flag, status,
+                    message);
+}
+
+/* Receive the message of a matched probe: *message becomes
+ * MPI_MESSAGE_NULL; with request NULL, wait for it. */
+static int pd_mrecv(const char *call, void *buf, int count,
+                    MPI_Datatype type, MPI_Message *message,
+                    MPI_Status *status, MPI_Request *request)
+{
+    PD_CHECK(pd_check_active(call));
+    if (message == NULL || *message == NULL ||
+        (*message)->magic != PD_MAGIC_MESSAGE)
+        return pd_raise(NULL, call, MPI_ERR_REQUEST, "message is not a "
+                        "message handle");
+    if (*message == MPI_MESSAGE_NULL)
+        return pd_raise(NULL, call, MPI_ERR_REQUEST, "message is "
+                        "MPI_MESSAGE_NULL (no matched probe found a message "
+                        "for it, or it was received already)");
+    MPI_Comm comm = (*message)->comm;
+    if (*message == MPI_MESSAGE_NO_PROC)
+        comm = MPI_COMM_SELF;
+    PD_CHECK(pd_check_count(comm, call, count, "count"));
+    PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        *message = MPI_MESSAGE_NULL;
+        if (request != NULL)
+            return pd_proc_null_request(call, comm, request);
+        pd_status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    struct ompi_message_t *handle = *message;
+    *message = MPI_MESSAGE_NULL;
+    handle->magic = PD_MAGIC_FREED;
+    struct pd_message *m = handle->msg;
+    free(handle);
+    MPI_Request own;
+    struct pd_fail fail;
+    if (pd_p2p_mrecv(comm, m, buf, (size_t)count * pd_type_extent(type),
+                     request != NULL ? request : &own, call,
+                     &fail) != MPI_SUCCESS)
+        return pd_raise_fail(comm, call, &fail);
+    if (request != NULL)
+        return MPI_SUCCESS;
+    return pd_wait_recv(call, comm, &own, status);
+}
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+               MPI_Status *status)
+{
+    return pd_mrecv("MPI_Mrecv", buf, count, type, message, status, NULL);
+}
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype type,
+                MPI_Message *message, MPI_Request *request)
+{
+    if (request == NULL)
+        return pd_raise(NULL, "MPI_Imrecv", MPI_ERR_REQUEST,
+                        "request is NULL");
+    return pd_mrecv("MPI_Imrecv", buf, count, type, message,
+                    MPI_STATUS_IGNORE, request);
 }
 
 /* A receive that no message has matched is taken back; one that has, and

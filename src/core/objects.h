@@ -106,10 +106,20 @@ struct ompi_request_t {
     struct pd_request_state *state; /* NULL for MPI_REQUEST_NULL */
 };
 
+struct pd_message;                  /* see service/p2p_internal.h */
+
+/* A message a matched probe (MPI_Mprobe) took for one MPI_Mrecv:
+ * MPI_MESSAGE_NULL and MPI_MESSAGE_NO_PROC have neither comm nor msg. */
+struct ompi_message_t {
+    uint32_t magic;
+    int id;
+    struct ompi_communicator_t *comm;
+    struct pd_message *msg;
+};
+
 /* Objects pdmpi does not implement yet exist so that binaries load; they
  * carry only a magic word so misuse is detected. */
 struct ompi_info_t { uint32_t magic; int id; };
-struct ompi_message_t { uint32_t magic; int id; };
 struct ompi_win_t { uint32_t magic; int id; };
 struct ompi_file_t { uint32_t magic; int id; };
 

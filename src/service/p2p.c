@@ -414,18 +414,18 @@ static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
     return pd_progress_submit(*request, fail);
 }
 
-int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
-                 int src, int tag, MPI_Request *request, const char *call,
-                 struct pd_fail *fail)
+/* A receive request for call and its entry for the matching (*req,
+ * *posted), its buffer staged in host memory when buf is device memory. */
+static int pd_p2p_new_receive(struct ompi_communicator_t *comm, void *buf,
+                              size_t capacity, int src, int tag,
+                              const char *call, struct ompi_request_t **req,
+                              struct pd_posted **posted, struct pd_fail *fail)
 {
-    struct pd_p2p *p = pd_p2p_get(comm, fail);
-    if (p == NULL)
-        return fail->errclass;
-    struct ompi_request_t *req = pd_request_new(comm, call);
-    struct pd_posted *posted = malloc(sizeof(*posted));
-    if (req == NULL || posted == NULL) {
-        free(req);
-        free(posted);
+    *req = pd_request_new(comm, call);
+    *posted = malloc(sizeof(**posted));
+    if (*req == NULL || *posted == NULL) {
+        free(*req);
+        free(*posted);
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
@@ -434,20 +434,34 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     if (pd_p2p_device_runtime(buf, capacity) != NULL) {
         void *host = malloc(capacity);
         if (host == NULL) {
-            free(posted);
-            pd_request_complete(req->state);
-            *request = req;
-            pd_request_release(request);
+            free(*posted);
+            pd_request_complete((*req)->state);
+            pd_request_release(req);
             pd_fail_set(fail, MPI_ERR_NO_MEM, "out of host memory staging "
                         "a %zu-byte receive into device memory", capacity);
             return fail->errclass;
         }
-        req->state->stage_host = host;
-        req->state->stage_device = buf;
-        req->state->unstage = pd_p2p_unstage;
+        (*req)->state->stage_host = host;
+        (*req)->state->stage_device = buf;
+        (*req)->state->unstage = pd_p2p_unstage;
         buf = host;
     }
-    *posted = (struct pd_posted){ src, tag, buf, capacity, req, NULL };
+    **posted = (struct pd_posted){ src, tag, buf, capacity, *req, NULL };
+    return MPI_SUCCESS;
+}
+
+int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
+                 int src, int tag, MPI_Request *request, const char *call,
+                 struct pd_fail *fail)
+{
+    struct pd_p2p *p = pd_p2p_get(comm, fail);
+    if (p == NULL)
+        return fail->errclass;
+    struct ompi_request_t *req;
+    struct pd_posted *posted;
+    if (pd_p2p_new_receive(comm, buf, capacity, src, tag, call, &req, &posted,
+                           fail) != MPI_SUCCESS)
+        return fail->errclass;
     req->state->watch = src == comm->rank ? NULL : pd_watch_receive;
     req->state->receive = true;
     *request = req;
@@ -469,6 +483,30 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
         *p->posted_tail = posted;
         p->posted_tail = &posted->next;
     }
+    pthread_mutex_unlock(&p->lock);
+    return MPI_SUCCESS;
+}
+
+int pd_p2p_mrecv(struct ompi_communicator_t *comm, struct pd_message *m,
+                 void *buf, size_t capacity, MPI_Request *request,
+                 const char *call, struct pd_fail *fail)
+{
+    struct pd_p2p *p = pd_p2p_get(comm, fail);
+    struct ompi_request_t *req;
+    struct pd_posted *posted;
+    if (p == NULL || pd_p2p_new_receive(comm, buf, capacity, m->src, m->tag,
+                                        call, &req, &posted,
+                                        fail) != MPI_SUCCESS) {
+        /* The message is dropped; its sender, if it waits, is let go. */
+        if (m->rts != NULL)
+            pd_p2p_shm_drop(m->rts);
+        free(m->data);
+        free(m);
+        return fail->errclass;
+    }
+    *request = req;
+    pthread_mutex_lock(&p->lock);
+    pd_receive_queued(posted, m);
     pthread_mutex_unlock(&p->lock);
     return MPI_SUCCESS;
 }
@@ -505,7 +543,7 @@ bool pd_p2p_cancel_recv(struct ompi_request_t *req)
 
 int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
                  bool block, int *found, MPI_Status *status,
-                 struct pd_fail *fail)
+                 struct pd_message **taken, struct pd_fail *fail)
 {
     struct pd_p2p *p = pd_p2p_get(comm, fail);
     if (p == NULL)
@@ -517,13 +555,22 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
     *found = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        for (struct pd_message *m = p->unexpected; m != NULL; m = m->next) {
-            if (pd_p2p_matches(src, tag, m->src, m->tag)) {
-                *found = 1;
-                if (status != MPI_STATUS_IGNORE)
-                    pd_status_for(status, m->src, m->tag, m->bytes);
-                break;
+        for (struct pd_message **q = &p->unexpected; *q != NULL;
+             q = &(*q)->next) {
+            struct pd_message *m = *q;
+            if (!pd_p2p_matches(src, tag, m->src, m->tag))
+                continue;
+            *found = 1;
+            if (status != MPI_STATUS_IGNORE)
+                pd_status_for(status, m->src, m->tag, m->bytes);
+            if (taken != NULL) {
+                *q = m->next;
+                if (*q == NULL)
+                    p->unexpected_tail = q;
+                m->next = NULL;
+                *taken = m;
             }
+            break;
         }
         if (*found || !block)
             break;

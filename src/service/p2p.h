@@ -31,11 +31,22 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
  * message had (the receive completes as usual). */
 bool pd_p2p_cancel_recv(struct ompi_request_t *req);
 
+/* A message a matched probe took off the matching: no receive but the
+ * MPI_Mrecv given its handle can have it. */
+struct pd_message;
+
 /* Look for a matching message not yet received: *found, and its status.
- * With block, wait until one arrives. */
+ * With block, wait until one arrives. With taken (MPI_Mprobe), the
+ * message found is taken off the matching and *taken is it. */
 int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
                  bool block, int *found, MPI_Status *status,
-                 struct pd_fail *fail);
+                 struct pd_message **taken, struct pd_fail *fail);
+
+/* Receive m, taken by a matched probe on comm, into at most capacity
+ * bytes at buf; *request completes with the status. Frees m. */
+int pd_p2p_mrecv(struct ompi_communicator_t *comm, struct pd_message *m,
+                 void *buf, size_t capacity, MPI_Request *request,
+                 const char *call, struct pd_fail *fail);
 
 /* MPI_Init: the shared-memory queues between the ranks of this host
  * (collective over the world; nothing where PDMPI_SHM or PDMPI_SHM_P2P
