@@ -896,6 +896,56 @@ static void check_interleaved(void)
     report(&v, "interleaved collectives on three communicators (100 rounds)");
 }
 
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first, newest first,
+ * while MPI is still usable: each delete callback records its value,
+ * whether MPI_Finalized was still false, and frees its own keyval (as
+ * language bindings do). Checked after MPI_Finalize, by each rank. */
+#define SELF_ATTRS 3
+static int self_deleted[SELF_ATTRS], self_deletes, self_delete_errors;
+
+static int delete_self_attr(MPI_Comm comm, int keyval, void *value,
+                            void *extra)
+{
+    (void)comm;
+    (void)extra;
+    int finalized = 1;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        self_delete_errors++;
+    if (self_deletes < SELF_ATTRS)
+        self_deleted[self_deletes] = (int)(intptr_t)value;
+    self_deletes++;
+    if (MPI_Comm_free_keyval(&keyval) != MPI_SUCCESS)
+        self_delete_errors++;
+    return MPI_SUCCESS;
+}
+
+static void set_self_attributes(void)
+{
+    for (int i = 0; i < SELF_ATTRS; i++) {
+        int key;
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_self_attr, &key,
+                               NULL);
+        MPI_Comm_set_attr(MPI_COMM_SELF, key, (void *)(intptr_t)(i + 1));
+    }
+}
+
+static int check_self_deleted(void)
+{
+    bool reversed = self_deletes == SELF_ATTRS;
+    for (int i = 0; reversed && i < SELF_ATTRS; i++)
+        reversed = self_deleted[i] == SELF_ATTRS - i;
+    if (reversed && self_delete_errors == 0)
+        return 0;
+    fprintf(stderr, "comm_check: rank %d: MPI_Finalize ran %d of %d delete "
+            "callbacks of MPI_COMM_SELF's attributes (values %d %d %d, "
+            "expected %d %d %d), %d of them saw MPI finalized or could not "
+            "free their keyval\n", world_rank, self_deletes, SELF_ATTRS,
+            self_deleted[0], self_deleted[1], self_deleted[2], 3, 2, 1,
+            self_delete_errors);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -917,8 +967,9 @@ int main(int argc, char **argv)
     check_attributes();
     check_dup_free_cycles();
     check_interleaved();
+    set_self_attributes();
 
     int status = finish();
     MPI_Finalize();
-    return status;
+    return status | check_self_deleted();
 }

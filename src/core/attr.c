@@ -213,12 +213,23 @@ int pd_attr_delete_all(struct ompi_communicator_t *comm)
 {
     if (comm->state == NULL)
         return 0;
-    int result = 0;
+    /* The newest first: MPI_Finalize must delete MPI_COMM_SELF's in the
+     * reverse of the order they were set, and callbacks that free what
+     * earlier ones made expect that order everywhere. Taken off the
+     * communicator first, so a callback may touch its attributes. */
+    struct pd_attr *newest_first = NULL;
     while (comm->state->attrs != NULL) {
         struct pd_attr *a = comm->state->attrs;
+        comm->state->attrs = a->next;
+        a->next = newest_first;
+        newest_first = a;
+    }
+    int result = 0;
+    while (newest_first != NULL) {
+        struct pd_attr *a = newest_first;
+        newest_first = a->next;
         if (pd_run_delete(comm, a->keyval, a->value, NULL) != MPI_SUCCESS)
             result = -1;
-        comm->state->attrs = a->next;
         free(a);
     }
     return result;

@@ -24,7 +24,8 @@ int pd_attr_delete(struct ompi_communicator_t *comm, int keyval,
 /* MPI_Comm_dup: run every copy callback of comm's attributes into dst. */
 int pd_attr_copy_all(struct ompi_communicator_t *comm,
                      struct ompi_communicator_t *dst, struct pd_fail *fail);
-/* MPI_Comm_free: run every delete callback; -1 if one fails. */
+/* MPI_Comm_free, and MPI_COMM_SELF at MPI_Finalize: run every delete
+ * callback, the newest attribute first; -1 if one fails. */
 int pd_attr_delete_all(struct ompi_communicator_t *comm);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "boot/fd_limit.h"
+#include "core/attr.h"
 #include "core/calls.h"
 #include "service/call_check.h"
 #include "core/group.h"
@@ -208,6 +209,10 @@ int pd_runtime_finalize(char *err, size_t errlen)
     struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
     struct ompi_communicator_t *self = (struct ompi_communicator_t *)MPI_COMM_SELF;
     struct pd_fail fail = { 0, "" };
+    /* MPI_Finalize begins as if MPI_COMM_SELF were freed: its attributes'
+     * delete callbacks run while MPI is still usable (bindings free
+     * their keyvals from them). */
+    pd_attr_delete_all(self);
     pd_stats_report();
     /* No rank lets go of the launcher while another still needs it. */
     struct pd_call call = { "MPI_Finalize", NULL, NULL, -1, 0 };
