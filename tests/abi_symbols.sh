@@ -75,6 +75,22 @@ if [ -n "$real" ]; then
     check "every predefined object of $(basename "$real") present with its size ($(wc -l < "$PD_TMP/real") compared)" test "$miss" -eq 0
 fi
 
+# The drop-in: every C function and callback the real libmpi.so.40
+# exports, by name, exists here too, so nothing a C program or binding
+# linked against it names is missing when pdmpi stands in for it. C names
+# are MPI_Xxx/PMPI_Xxx (mixed case) and OMPI_C_MPI_*; the all-capital
+# MPI_*_FN and lower-case mpi_* names are Fortran's, the MPIX_ functions
+# mpi-ext.h's extensions (not part of pdmpi), the rest Open MPI's insides.
+if [ -n "$real" ]; then
+    nm -D --defined-only "$real" | awk '$3 ~ /^(P?MPI_[A-Z][a-z0-9_]|OMPI_C_MPI_)/ { print $3 }' |
+        sort -u > "$PD_TMP/real_funcs"
+    awk '{ print $4 }' "$PD_TMP/syms" | sort -u > "$PD_TMP/mine_names"
+    missing=$(comm -23 "$PD_TMP/real_funcs" "$PD_TMP/mine_names")
+    [ -z "$missing" ] || echo "# missing: $(echo $missing | head -c 400)"
+    check "every C function of $(basename "$real") is exported ($(wc -l < "$PD_TMP/real_funcs") names)" \
+        test -z "$missing"
+fi
+
 # Strong PMPI_X and weak MPI_X at one address, for every function.
 awk '$3 == "T" && $4 ~ /^PMPI_/ { print $1, substr($4, 2) }' "$PD_TMP/syms" | sort > "$PD_TMP/pmpi"
 awk '$3 == "W" && $4 ~ /^MPI_/ { print $1, $4 }' "$PD_TMP/syms" | sort > "$PD_TMP/mpi"

@@ -10,17 +10,24 @@ static int same_variable(const char *entry, const char *own)
     return strncmp(entry, own, strcspn(own, "=") + 1) == 0;
 }
 
+/* "name=value", value formatted; NULL when out of memory. */
 static char *format_variable(const char *name, const char *fmt, ...)
 {
-    char value[PD_STORE_ADDR_LEN + 64];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(value, sizeof value, fmt, ap);
+    int value_len = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    size_t len = strlen(name) + 1 + strlen(value) + 1;
+    if (value_len < 0)
+        return NULL;
+    size_t name_len = strlen(name);
+    size_t len = name_len + 1 + (size_t)value_len + 1;
     char *entry = malloc(len);
-    if (entry != NULL)
-        snprintf(entry, len, "%s=%s", name, value);
+    if (entry == NULL)
+        return NULL;
+    snprintf(entry, len, "%s=", name);
+    va_start(ap, fmt);
+    vsnprintf(entry + name_len + 1, len - name_len - 1, fmt, ap);
+    va_end(ap);
     return entry;
 }
 
@@ -31,7 +38,7 @@ static char *format_variable(const char *name, const char *fmt, ...)
  */
 char **pd_build_environment(const struct pd_job *job, int rank)
 {
-    char *own[8];
+    char *own[10];
     size_t nown = 0;
     own[nown++] = format_variable("PDMPI_RANK", "%d",
                                   pd_global_rank(job, rank));
@@ -46,6 +53,14 @@ char **pd_build_environment(const struct pd_job *job, int rank)
     if (job->opt.devices != NULL)
         own[nown++] = format_variable("PDMPI_DEVICE", "%d",
                                       job->opt.devices[rank]);
+    /* --dropin: the loader finds pdmpi's libmpi.so.40 before any other. */
+    if (job->opt.dropin_dir != NULL) {
+        const char *path = getenv("LD_LIBRARY_PATH");
+        own[nown++] = path != NULL && *path != '\0'
+            ? format_variable("LD_LIBRARY_PATH", "%s:%s", job->opt.dropin_dir,
+                              path)
+            : format_variable("LD_LIBRARY_PATH", "%s", job->opt.dropin_dir);
+    }
 
     size_t count = 0;
     while (environ[count] != NULL)

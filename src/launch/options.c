@@ -50,6 +50,9 @@ static void print_help(void)
 "                       address every host reaches, not loopback)\n"
 "  --job-id ID          name of the job, mixed into the job key so that a\n"
 "                       pdmpirun of another job at the same master is refused\n"
+"  --dropin             run a program linked against Open MPI's libmpi.so.40\n"
+"                       unchanged: the ranks load pdmpi under that name\n"
+"                       (LD_LIBRARY_PATH starts with pdmpi's drop-in folder)\n"
 "  --devices LIST       device ids, one per rank (e.g. 0,1,2,3): rank I on\n"
 "                       this host uses the I-th (sets PDMPI_DEVICE); -np\n"
 "                       defaults to their number\n"
@@ -203,6 +206,52 @@ static const char *option_value(int argc, char **argv, int *i,
     return NULL;
 }
 
+/* Does dir hold a libmpi.so.40 the loader can open? */
+static int has_dropin(const char *dir)
+{
+    size_t len = strlen(dir) + sizeof "/libmpi.so.40";
+    char *path = malloc(len);
+    if (path == NULL)
+        return 0;
+    memcpy(path, dir, len - sizeof "/libmpi.so.40");
+    memcpy(path + len - sizeof "/libmpi.so.40", "/libmpi.so.40",
+           sizeof "/libmpi.so.40");
+    int found = access(path, R_OK) == 0;
+    free(path);
+    return found;
+}
+
+/*
+ * The folder whose libmpi.so.40 is pdmpi: PDMPI_DROPIN_DIR when set;
+ * else, for a pdmpirun run from its build tree, the tree's dropin/ beside
+ * it; else the one `make install` fills ($libdir/pdmpi).
+ */
+static char *find_dropin_dir(void)
+{
+    const char *env = getenv("PDMPI_DROPIN_DIR");
+    if (env != NULL && *env != '\0') {
+        if (!has_dropin(env))
+            usage_error("--dropin: PDMPI_DROPIN_DIR=%s has no libmpi.so.40",
+                        env);
+        return strdup(env);
+    }
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 16);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            strcpy(slash + 1, "dropin");
+            if (has_dropin(exe))
+                return strdup(exe);
+        }
+    }
+    if (!has_dropin(PD_DROPIN_DIR))
+        usage_error("--dropin: %s has no libmpi.so.40 (is pdmpi installed? "
+                    "PDMPI_DROPIN_DIR names another folder)", PD_DROPIN_DIR);
+    return strdup(PD_DROPIN_DIR);
+}
+
 void pd_parse_args(int argc, char **argv, struct pd_options *o)
 {
     const char *value;
@@ -228,6 +277,8 @@ void pd_parse_args(int argc, char **argv, struct pd_options *o)
         }
         if (strcmp(arg, "--tag-output") == 0)
             o->tag_output = 1;
+        else if (strcmp(arg, "--dropin") == 0)
+            o->dropin_dir = find_dropin_dir();
         else if ((value = option_value(argc, argv, &i, "-np --np -n")) != NULL)
             o->nranks = parse_rank_count(value);
         else if ((value = option_value(argc, argv, &i, "--backend")) != NULL)

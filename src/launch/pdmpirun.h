@@ -37,6 +37,8 @@ struct pd_options {
     int *devices;             /* --devices: one device id per rank, or NULL */
     int ndevices;
     const char *timeout_text; /* as the user wrote it, for messages */
+    char *dropin_dir;         /* --dropin: the folder of pdmpi's
+                                 libmpi.so.40, or NULL */
     char **program_argv;
 };
 
