@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/handles.h"
 #include "api/api.h"
 
 #pragma weak MPI_Op_create = PMPI_Op_create
@@ -36,6 +37,7 @@ int PMPI_Op_free(MPI_Op *op)
     if (pd_op_is_predefined(*op))
         return pd_raise(NULL, call, MPI_ERR_OP,
                         "%s is predefined and cannot be freed", (*op)->name);
+    pd_handle_forget(PD_HANDLE_OP, *op);
     (*op)->magic = PD_MAGIC_FREED;
     free(*op);
     *op = MPI_OP_NULL;

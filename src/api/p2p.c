@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/handles.h"
 #include "api/api.h"
 #include "service/p2p.h"
 
@@ -254,7 +255,8 @@ static int pd_probe(const char *call, int source, int tag, MPI_Comm comm,
         return pd_raise_fail(comm, call, &fail);
     }
     if (taken != NULL) {
-        *handle = (struct ompi_message_t){ PD_MAGIC_MESSAGE, 2, comm, taken };
+        *handle = (struct ompi_message_t){ .magic = PD_MAGIC_MESSAGE,
+                                           .comm = comm, .msg = taken };
         *message = handle;
     } else {
         free(handle);
@@ -331,6 +333,7 @@ static int pd_mrecv(const char *call, void *buf, int count,
     }
     struct ompi_message_t *handle = *message;
     *message = MPI_MESSAGE_NULL;
+    pd_handle_forget(PD_HANDLE_MESSAGE, handle);
     handle->magic = PD_MAGIC_FREED;
     struct pd_message *m = handle->msg;
     free(handle);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/handles.h"
 #include "core/objects.h"
 
 struct pd_type_props {
@@ -116,6 +117,7 @@ struct ompi_datatype_t *pd_type_new_strided(const struct ompi_datatype_t *old,
 
 void pd_type_release(struct ompi_datatype_t *type)
 {
+    pd_handle_forget(PD_HANDLE_TYPE, type);
     type->magic = PD_MAGIC_FREED;
     free(type);
 }

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/handles.h"
 #include "core/group.h"
 #include "core/runtime.h"
 
@@ -55,6 +56,7 @@ void pd_group_release(struct ompi_group_t *group)
         return;
     if (__atomic_sub_fetch(&group->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    pd_handle_forget(PD_HANDLE_GROUP, group);
     group->magic = PD_MAGIC_FREED;
     free(group->members);
     free(group);

@@ -44,6 +44,8 @@ struct ompi_errhandler_t {
     uint32_t magic;
     int kind;           /* enum pd_errhandler_kind */
     char name[32];
+    int f_index;                    /* its Fortran value + 1; 0: none yet
+                                       (core/handles.h) */
 };
 
 enum pd_comm_kind {
@@ -63,6 +65,8 @@ struct ompi_communicator_t {
     struct ompi_errhandler_t *errhandler;
     struct pd_comm_state *state;    /* NULL until MPI_Init */
     char name[MPI_MAX_OBJECT_NAME];
+    int f_index;                    /* its Fortran value + 1; 0: none yet
+                                       (core/handles.h) */
 };
 
 struct ompi_datatype_t {
@@ -78,6 +82,8 @@ struct ompi_datatype_t {
     size_t base_count;
     bool contiguous;
     bool committed;                 /* predefined types always are */
+    int f_index;                    /* its Fortran value + 1; 0: none yet
+                                       (core/handles.h) */
 };
 
 struct ompi_op_t {
@@ -86,6 +92,8 @@ struct ompi_op_t {
     char name[32];
     MPI_User_function *user_fn;     /* MPI_Op_create's function */
     bool commutative;
+    int f_index;                    /* its Fortran value + 1; 0: none yet
+                                       (core/handles.h) */
 };
 
 /* A group: its members as ranks of MPI_COMM_WORLD, in group order. */
@@ -96,6 +104,8 @@ struct ompi_group_t {
     int rank;                       /* this process's rank, or MPI_UNDEFINED */
     int *members;
     int refs;                       /* freed when it drops to 0 (atomic) */
+    int f_index;                    /* its Fortran value + 1; 0: none yet
+                                       (core/handles.h) */
 };
 
 struct pd_request_state;            /* see service/request.h */
@@ -104,6 +114,8 @@ struct ompi_request_t {
     uint32_t magic;
     int id;
     struct pd_request_state *state; /* NULL for MPI_REQUEST_NULL */
+    int f_index;                    /* its Fortran value + 1; 0: none yet
+                                       (core/handles.h) */
 };
 
 struct pd_message;                  /* see service/p2p_internal.h */
@@ -115,11 +127,13 @@ struct ompi_message_t {
     int id;
     struct ompi_communicator_t *comm;
     struct pd_message *msg;
+    int f_index;                    /* its Fortran value + 1; 0: none yet
+                                       (core/handles.h) */
 };
 
 /* Objects pdmpi does not implement yet exist so that binaries load; they
  * carry only a magic word so misuse is detected. */
-struct ompi_info_t { uint32_t magic; int id; };
+struct ompi_info_t { uint32_t magic; int id; int f_index; };
 struct ompi_win_t { uint32_t magic; int id; };
 struct ompi_file_t { uint32_t magic; int id; };
 

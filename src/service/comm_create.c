@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/handles.h"
 #include "base/hash.h"
 #include "coll/hier.h"
 #include "core/attr.h"
@@ -243,6 +244,7 @@ static void pd_comm_release_state(struct ompi_communicator_t *comm)
 void pd_comm_free(struct ompi_communicator_t *comm)
 {
     pd_comm_release_state(comm);
+    pd_handle_forget(PD_HANDLE_COMM, comm);
     comm->magic = PD_MAGIC_FREED;
     free(comm);
 }

@@ -2,6 +2,7 @@
 #include <time.h>
 #include <string.h>
 
+#include "core/handles.h"
 #include "base/clock.h"
 #include "service/request.h"
 
@@ -186,6 +187,7 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
         status->MPI_ERROR = errclass;
     }
     pd_request_state_free(st);
+    pd_handle_forget(PD_HANDLE_REQUEST, req);
     req->magic = PD_MAGIC_FREED;
     free(req);
     *handle = MPI_REQUEST_NULL;
@@ -202,6 +204,7 @@ void pd_request_release(MPI_Request *handle)
     pthread_mutex_unlock(&st->lock);
     if (done)
         pd_request_state_free(st);
+    pd_handle_forget(PD_HANDLE_REQUEST, req);
     req->magic = PD_MAGIC_FREED;
     free(req);
     *handle = MPI_REQUEST_NULL;
