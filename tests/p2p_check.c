@@ -854,6 +854,39 @@ static void check_cancel(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* A fresh communicator                                                 */
+/* ------------------------------------------------------------------ */
+
+/* The first call on a new communicator is a receive, posted while rank
+ * 0 is already in a barrier of another communicator: the receive must
+ * not wait for rank 0 to do anything on the new one. */
+static void check_first_call_on_dup(void)
+{
+    struct verdict v = {""};
+    MPI_Comm dup;
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    if (world_rank == 0) {
+        check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+        for (int r = 1; r < world_size; r++) {
+            int value = 1000 + r;
+            check_rc(&v, "MPI_Send",
+                     MPI_Send(&value, 1, MPI_INT, r, 3, dup));
+        }
+    } else {
+        int got = -1;
+        MPI_Request req;
+        check_rc(&v, "MPI_Irecv", MPI_Irecv(&got, 1, MPI_INT, 0, 3, dup, &req));
+        check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+        check_rc(&v, "MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+        if (got != 1000 + world_rank)
+            fail(&v, "received %d, expected %d", got, 1000 + world_rank);
+    }
+    check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&dup));
+    report(&v, "an MPI_Irecv as the first call on a fresh MPI_Comm_dup, its "
+           "sender in a barrier of MPI_COMM_WORLD");
+}
+
+/* ------------------------------------------------------------------ */
 /* Matched probes                                                       */
 /* ------------------------------------------------------------------ */
 
@@ -1010,6 +1043,7 @@ int main(int argc, char **argv)
     check_flood_then_barrier();
     check_cancel();
     check_matched_probe();
+    check_first_call_on_dup();
 
     int status = finish();
     MPI_Finalize();

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/handles.h"
 #include "api/api.h"
+#include "core/handles.h"
 #include "service/p2p.h"
 
 #pragma weak MPI_Send = PMPI_Send

@@ -1,8 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/handles.h"
 #include "core/group.h"
+#include "core/handles.h"
 #include "core/runtime.h"
 
 struct ompi_group_t *pd_group_new(int size, const int *members)

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/handles.h"
 #include "base/hash.h"
 #include "coll/hier.h"
 #include "core/attr.h"
 #include "core/group.h"
+#include "core/handles.h"
 #include "core/runtime.h"
 #include "route/route.h"
 #include "service/comm_create.h"
@@ -79,6 +79,18 @@ static int pd_comm_finish(struct ompi_communicator_t *parent,
     if (*out == NULL) {
         pd_group_release(group);
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory creating a communicator");
+        return fail->errclass;
+    }
+    /* Forming the connections needs every member. Point-to-point over
+     * them would otherwise form them on its first call, where a rank's
+     * MPI_Irecv would wait for a peer that has moved on to another
+     * communicator's call: form them now, while every member is here. */
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    if (pd_p2p_needs_network(*out) &&
+        pd_comm_backend(*out, &ops, &bc, fail) != MPI_SUCCESS) {
+        pd_comm_free(*out);
+        *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
         return fail->errclass;
     }
     return MPI_SUCCESS;

@@ -202,6 +202,12 @@ static bool pd_p2p_all_local(struct ompi_communicator_t *comm)
     return true;
 }
 
+bool pd_p2p_needs_network(struct ompi_communicator_t *comm)
+{
+    /* A one-rank communicator only ever talks to itself. */
+    return comm->size > 1 && !pd_p2p_all_local(comm);
+}
+
 /* comm's matching state; the backend's receiving thread started where a
  * rank of another host may send. */
 static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
@@ -213,8 +219,7 @@ static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
         return p;
     const struct pd_backend_ops *ops = NULL;
     struct pd_backend_comm *bc = NULL;
-    /* A one-rank communicator only ever talks to itself. */
-    bool network = comm->size > 1 && !pd_p2p_all_local(comm);
+    bool network = pd_p2p_needs_network(comm);
     if (network && pd_comm_backend(comm, &ops, &bc, fail) != MPI_SUCCESS)
         return NULL;
     pthread_mutex_lock(&cs->lock);

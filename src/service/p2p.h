@@ -48,6 +48,10 @@ int pd_p2p_mrecv(struct ompi_communicator_t *comm, struct pd_message *m,
                  void *buf, size_t capacity, MPI_Request *request,
                  const char *call, struct pd_fail *fail);
 
+/* Messages on comm may travel over the host backend's connections (a
+ * rank of another host, or no shared-memory queues to reach one). */
+bool pd_p2p_needs_network(struct ompi_communicator_t *comm);
+
 /* MPI_Init: the shared-memory queues between the ranks of this host
  * (collective over the world; nothing where PDMPI_SHM or PDMPI_SHM_P2P
  * is 0 or a rank is alone on its host). MPI_Finalize: let go of them. */

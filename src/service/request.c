@@ -2,8 +2,8 @@
 #include <time.h>
 #include <string.h>
 
-#include "core/handles.h"
 #include "base/clock.h"
+#include "core/handles.h"
 #include "service/request.h"
 
 struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
