@@ -502,6 +502,51 @@ static void check_groups(void)
     report(&v, "MPI_Comm_group, MPI_Group_incl (reordered, empty), "
            "MPI_Group_excl, MPI_Group_size, MPI_Group_rank");
 
+    /* Ranges: the even ranks from the top down with stride -2 are the
+     * reversed evens; excluding the odd ranks leaves the evens in order. */
+    v.detail[0] = '\0';
+    MPI_Group ranged = MPI_GROUP_NULL;
+    int top_even = (world_size - 1) / 2 * 2, result = -1;
+    int down[1][3] = { { top_even, 0, -2 } };
+    check_rc(&v, "MPI_Group_range_incl",
+             MPI_Group_range_incl(world_group, 1, down, &ranged));
+    check_rc(&v, "MPI_Group_compare", MPI_Group_compare(ranged, evens, &result));
+    if (result != MPI_IDENT)
+        fail(&v, "range (%d, 0, -2) is not the reversed evens (%d)", top_even,
+             result);
+    MPI_Group_free(&ranged);
+    if (world_size > 1) {
+        int odds[1][3] = { { 1, world_size - 1, 2 } };
+        check_rc(&v, "MPI_Group_range_excl",
+                 MPI_Group_range_excl(world_group, 1, odds, &ranged));
+        check_rc(&v, "MPI_Group_compare",
+                 MPI_Group_compare(ranged, evens, &result));
+        if (result != (n > 1 ? MPI_SIMILAR : MPI_IDENT))
+            fail(&v, "excluding range (1, %d, 2) does not leave the evens "
+                 "in order (%d)", world_size - 1, result);
+        MPI_Group_free(&ranged);
+    }
+    /* Open MPI refuses a stride of 0 and one leading away from the
+     * range's end as MPI_ERR_RANK; so does pdmpi. */
+    int zero_stride[1][3] = { { 0, 0, 0 } };
+    int backwards[1][3] = { { 1, 0, 1 } };
+    int cls = -1;
+    MPI_Error_class(MPI_Group_range_incl(world_group, 1, zero_stride, &ranged),
+                    &cls);
+    if (cls != MPI_ERR_RANK)
+        fail(&v, "a range of stride 0: error class %d, expected MPI_ERR_RANK",
+             cls);
+    if (world_size > 1) {
+        MPI_Error_class(MPI_Group_range_incl(world_group, 1, backwards,
+                                             &ranged), &cls);
+        if (cls != MPI_ERR_RANK)
+            fail(&v, "range (1, 0, 1): error class %d, expected "
+                 "MPI_ERR_RANK", cls);
+    }
+    report(&v, "MPI_Group_range_incl and MPI_Group_range_excl (negative "
+           "stride; stride 0 and a range leading away from its end "
+           "refused)");
+
     /* Translate: from the subgroup to world, and back (non-members are
      * MPI_UNDEFINED, MPI_PROC_NULL stays MPI_PROC_NULL). */
     v.detail[0] = '\0';

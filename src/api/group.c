@@ -8,6 +8,8 @@
 #pragma weak MPI_Group_rank = PMPI_Group_rank
 #pragma weak MPI_Group_incl = PMPI_Group_incl
 #pragma weak MPI_Group_excl = PMPI_Group_excl
+#pragma weak MPI_Group_range_incl = PMPI_Group_range_incl
+#pragma weak MPI_Group_range_excl = PMPI_Group_range_excl
 #pragma weak MPI_Group_union = PMPI_Group_union
 #pragma weak MPI_Group_intersection = PMPI_Group_intersection
 #pragma weak MPI_Group_difference = PMPI_Group_difference
@@ -85,12 +87,9 @@ static int pd_check_rank_list(const char *call, MPI_Group group, int n,
     return rc;
 }
 
-int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
-                    MPI_Group *newgroup)
+static int pd_group_incl(const char *call, MPI_Group group, int n,
+                         const int ranks[], MPI_Group *newgroup)
 {
-    static const char call[] = "MPI_Group_incl";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_group(call, group));
     PD_CHECK(pd_check_rank_list(call, group, n, ranks));
     int *members = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     if (members == NULL)
@@ -102,12 +101,9 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
     return rc;
 }
 
-int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
-                    MPI_Group *newgroup)
+static int pd_group_excl(const char *call, MPI_Group group, int n,
+                         const int ranks[], MPI_Group *newgroup)
 {
-    static const char call[] = "MPI_Group_excl";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_group(call, group));
     PD_CHECK(pd_check_rank_list(call, group, n, ranks));
     char *excluded = calloc((size_t)group->size + 1, 1);
     int *members = malloc((size_t)group->size * sizeof(int) + 1);
@@ -125,6 +121,102 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
     int rc = pd_new_group(call, kept, members, newgroup);
     free(excluded);
     free(members);
+    return rc;
+}
+
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
+                    MPI_Group *newgroup)
+{
+    static const char call[] = "MPI_Group_incl";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_group(call, group));
+    return pd_group_incl(call, group, n, ranks, newgroup);
+}
+
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
+                    MPI_Group *newgroup)
+{
+    static const char call[] = "MPI_Group_excl";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_group(call, group));
+    return pd_group_excl(call, group, n, ranks, newgroup);
+}
+
+/* How many of first, first + stride, ... lie between first and last
+ * (stride not 0, leading toward last). */
+static long pd_range_length(int first, int last, int stride)
+{
+    return ((long)last - first) / stride + 1;
+}
+
+/* The ranks that ranges[0..n) (first, last, stride) name, in order, in a
+ * new array *ranks of *count. Every first and last must be a rank of
+ * group, its stride not 0 nor leading away from last (Open MPI refuses
+ * those as MPI_ERR_RANK too); repeated ranks are left to the rank-list
+ * check. */
+static int pd_expand_ranges(const char *call, MPI_Group group, int n,
+                            int ranges[][3], int **ranks, int *count)
+{
+    if (n < 0)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "n is %d (negative)", n);
+    if (n > 0 && ranges == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "ranges is NULL");
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+        if (first < 0 || first >= group->size || last < 0 ||
+            last >= group->size)
+            return pd_raise(NULL, call, MPI_ERR_RANK, "range %d (%d, %d, "
+                            "%d) reaches outside the group's ranks 0..%d",
+                            i, first, last, stride, group->size - 1);
+        if (stride == 0 || (stride > 0 && first > last) ||
+            (stride < 0 && first < last))
+            return pd_raise(NULL, call, MPI_ERR_RANK, "range %d (%d, %d, "
+                            "%d) never reaches its last rank", i, first, last,
+                            stride);
+        total += pd_range_length(first, last, stride);
+        if (total > group->size)
+            return pd_raise(NULL, call, MPI_ERR_RANK, "the ranges name "
+                            "more ranks than the group's %d, so some twice",
+                            group->size);
+    }
+    *ranks = malloc((size_t)(total > 0 ? total : 1) * sizeof(int));
+    if (*ranks == NULL)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+        long length = pd_range_length(first, last, stride);
+        for (long j = 0; j < length; j++)
+            (*ranks)[k++] = (int)(first + j * stride);
+    }
+    *count = k;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+                          MPI_Group *newgroup)
+{
+    static const char call[] = "MPI_Group_range_incl";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_group(call, group));
+    int *ranks, count;
+    PD_CHECK(pd_expand_ranges(call, group, n, ranges, &ranks, &count));
+    int rc = pd_group_incl(call, group, count, ranks, newgroup);
+    free(ranks);
+    return rc;
+}
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+                          MPI_Group *newgroup)
+{
+    static const char call[] = "MPI_Group_range_excl";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_group(call, group));
+    int *ranks, count;
+    PD_CHECK(pd_expand_ranges(call, group, n, ranges, &ranks, &count));
+    int rc = pd_group_excl(call, group, count, ranks, newgroup);
+    free(ranks);
     return rc;
 }
 
