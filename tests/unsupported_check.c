@@ -75,13 +75,6 @@ static int call_file_delete(void)
 }
 
 /* On MPI_COMM_SELF: its handler, not MPI_COMM_WORLD's, must apply. */
-static int call_cart_create(void)
-{
-    int dims[1] = { 1 }, periods[1] = { 0 };
-    MPI_Comm cart = MPI_COMM_NULL;
-    return MPI_Cart_create(MPI_COMM_SELF, 1, dims, periods, 0, &cart);
-}
-
 static int call_graph_create(void)
 {
     int index[1] = { 0 }, edges[1] = { 0 };
@@ -140,7 +133,6 @@ static const struct unsupported_call calls[] = {
     { "MPI_Win_allocate", call_win_allocate },
     { "MPI_File_open", call_file_open },
     { "MPI_File_delete", call_file_delete },
-    { "MPI_Cart_create", call_cart_create },
     { "MPI_Graph_create", call_graph_create },
     { "MPI_Dist_graph_create_adjacent", call_dist_graph_create_adjacent },
     { "MPI_Comm_spawn", call_comm_spawn },
@@ -191,7 +183,7 @@ static int run_return(int *argc, char ***argv)
     /* First with only MPI_COMM_SELF returning errors: a call on it must
      * come back, even though MPI_COMM_WORLD's handler is still fatal. */
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    check_returns_unsupported(find_call("MPI_Cart_create"),
+    check_returns_unsupported(find_call("MPI_Graph_create"),
                               " on MPI_COMM_SELF, MPI_COMM_WORLD fatal");
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/cart.h"
 #include "core/comm.h"
 #include "core/group.h"
 
@@ -43,6 +44,7 @@ void pd_comm_state_free(struct pd_comm_state *st)
         st->group_counts = next;
     }
     pd_group_release(st->group);
+    pd_cart_free(st->cart);
     pthread_mutex_destroy(&st->lock);
     free(st);
 }

@@ -9,6 +9,7 @@
 #include "base/hash.h"
 #include "coll/hier.h"
 #include "core/attr.h"
+#include "core/cart.h"
 #include "core/group.h"
 #include "core/handles.h"
 #include "core/runtime.h"
@@ -106,7 +107,12 @@ int pd_comm_dup(struct ompi_communicator_t *comm,
     int rc = pd_comm_finish(comm, group, id, out, fail);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (pd_attr_copy_all(comm, *out, fail) != 0) {
+    /* A duplicate keeps the topology (MPI_Cart_create's grid). */
+    if (comm->state->cart != NULL &&
+        ((*out)->state->cart = pd_cart_copy(comm->state->cart)) == NULL)
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+    if ((comm->state->cart != NULL && (*out)->state->cart == NULL) ||
+        pd_attr_copy_all(comm, *out, fail) != 0) {
         pd_comm_free(*out);
         *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
         return fail->errclass;
