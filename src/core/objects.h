@@ -131,9 +131,20 @@ struct ompi_message_t {
                                        (core/handles.h) */
 };
 
+struct pd_info_entry;               /* see core/info.h */
+
+/* An info object: (key, value) strings in the order they were first
+ * set. MPI_INFO_NULL and MPI_INFO_ENV hold none. */
+struct ompi_info_t {
+    uint32_t magic;
+    int id;
+    int f_index;
+    struct pd_info_entry *entries;
+    int count;
+};
+
 /* Objects pdmpi does not implement yet exist so that binaries load; they
  * carry only a magic word so misuse is detected. */
-struct ompi_info_t { uint32_t magic; int id; int f_index; };
 struct ompi_win_t { uint32_t magic; int id; };
 struct ompi_file_t { uint32_t magic; int id; };
 
