@@ -941,6 +941,84 @@ static void check_interleaved(void)
     report(&v, "interleaved collectives on three communicators (100 rounds)");
 }
 
+/* Datatype attributes: a copy callback that stores value + 1 in a
+ * duplicate, a delete callback that counts, on a derived type and on
+ * MPI_INT; a communicator's keyval is not one of a datatype's. */
+static int type_deletes;
+
+static int copy_type_attr(MPI_Datatype type, int keyval, void *extra,
+                          void *in, void *out, int *flag)
+{
+    (void)type;
+    (void)keyval;
+    (void)extra;
+    *(void **)out = (void *)((intptr_t)in + 1);
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int delete_type_attr(MPI_Datatype type, int keyval, void *value,
+                            void *extra)
+{
+    (void)type;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    type_deletes++;
+    return MPI_SUCCESS;
+}
+
+static void check_type_attributes(void)
+{
+    struct verdict v = {""};
+    int key = MPI_KEYVAL_INVALID, comm_key = MPI_KEYVAL_INVALID, flag = 0;
+    void *value = NULL;
+    MPI_Datatype t, d;
+    check_rc(&v, "MPI_Type_create_keyval",
+             MPI_Type_create_keyval(copy_type_attr, delete_type_attr, &key,
+                                    NULL));
+    check_rc(&v, "MPI_Type_contiguous", MPI_Type_contiguous(2, MPI_INT, &t));
+    check_rc(&v, "MPI_Type_set_attr", MPI_Type_set_attr(t, key, (void *)40));
+    check_rc(&v, "MPI_Type_dup", MPI_Type_dup(t, &d));
+    check_rc(&v, "MPI_Type_get_attr", MPI_Type_get_attr(d, key, &value, &flag));
+    if (!flag || value != (void *)41)
+        fail(&v, "the duplicate's attribute is %p (flag %d), expected 41",
+             value, flag);
+    check_rc(&v, "MPI_Type_delete_attr", MPI_Type_delete_attr(d, key));
+    check_rc(&v, "MPI_Type_get_attr", MPI_Type_get_attr(d, key, &value, &flag));
+    if (flag || type_deletes != 1)
+        fail(&v, "after MPI_Type_delete_attr: flag %d, %d deletes", flag,
+             type_deletes);
+    check_rc(&v, "MPI_Type_free", MPI_Type_free(&t));
+    check_rc(&v, "MPI_Type_free", MPI_Type_free(&d));
+    if (type_deletes != 2)
+        fail(&v, "%d delete callbacks after freeing both types, expected 2",
+             type_deletes);
+    check_rc(&v, "MPI_Type_set_attr",
+             MPI_Type_set_attr(MPI_INT, key, (void *)7));
+    check_rc(&v, "MPI_Type_get_attr",
+             MPI_Type_get_attr(MPI_INT, key, &value, &flag));
+    if (!flag || value != (void *)7)
+        fail(&v, "MPI_INT's attribute is %p (flag %d)", value, flag);
+    check_rc(&v, "MPI_Type_delete_attr", MPI_Type_delete_attr(MPI_INT, key));
+    check_rc(&v, "MPI_Comm_create_keyval",
+             MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                    MPI_COMM_NULL_DELETE_FN, &comm_key, NULL));
+    int cls = -1;
+    MPI_Error_class(MPI_Type_set_attr(MPI_INT, comm_key, NULL), &cls);
+    /* Open MPI refuses it as MPI_ERR_OTHER. */
+    if (cls == MPI_SUCCESS || (!on_open_mpi && cls != MPI_ERR_KEYVAL))
+        fail(&v, "a communicator's keyval on a datatype: class %d, expected "
+             "MPI_ERR_KEYVAL", cls);
+    MPI_Comm_free_keyval(&comm_key);
+    check_rc(&v, "MPI_Type_free_keyval", MPI_Type_free_keyval(&key));
+    if (key != MPI_KEYVAL_INVALID)
+        fail(&v, "MPI_Type_free_keyval left the keyval set");
+    report(&v, "datatype attributes: copied by MPI_Type_dup, deleted by "
+           "MPI_Type_delete_attr and MPI_Type_free, on MPI_INT too; a "
+           "communicator's keyval refused");
+}
+
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first, newest first,
  * while MPI is still usable: each delete callback records its value,
  * whether MPI_Finalized was still false, and frees its own keyval (as
@@ -1010,6 +1088,7 @@ int main(int argc, char **argv)
     check_split_type();
     check_groups();
     check_attributes();
+    check_type_attributes();
     check_dup_free_cycles();
     check_interleaved();
     set_self_attributes();

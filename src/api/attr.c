@@ -1,5 +1,5 @@
-/* Attribute caching on communicators, and the predefined copy/delete
- * callbacks that mpi.h names (MPI_COMM_DUP_FN & co.). */
+/* Attribute caching on communicators and datatypes, and the predefined
+ * copy/delete callbacks that mpi.h names (MPI_COMM_DUP_FN & co.). */
 #include "api/api.h"
 #include "core/attr.h"
 
@@ -8,6 +8,11 @@
 #pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
 #pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
 #pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
+#pragma weak MPI_Type_create_keyval = PMPI_Type_create_keyval
+#pragma weak MPI_Type_free_keyval = PMPI_Type_free_keyval
+#pragma weak MPI_Type_set_attr = PMPI_Type_set_attr
+#pragma weak MPI_Type_get_attr = PMPI_Type_get_attr
+#pragma weak MPI_Type_delete_attr = PMPI_Type_delete_attr
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn,
@@ -17,8 +22,8 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
     PD_CHECK(pd_check_active(call));
     if (comm_keyval == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "comm_keyval is NULL");
-    if (pd_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, extra_state,
-                         comm_keyval) != 0)
+    if (pd_keyval_create(PD_ATTR_COMM, comm_copy_attr_fn, comm_delete_attr_fn,
+                         extra_state, comm_keyval) != 0)
         return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
     return MPI_SUCCESS;
 }
@@ -29,7 +34,7 @@ int PMPI_Comm_free_keyval(int *comm_keyval)
     PD_CHECK(pd_check_active(call));
     if (comm_keyval == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "comm_keyval is NULL");
-    if (pd_keyval_free(*comm_keyval) != 0)
+    if (pd_keyval_free(PD_ATTR_COMM, *comm_keyval) != 0)
         return pd_raise(NULL, call, MPI_ERR_KEYVAL,
                         "%d is not a keyval made by MPI_Comm_create_keyval",
                         *comm_keyval);
@@ -42,13 +47,14 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
     static const char call[] = "MPI_Comm_set_attr";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (!pd_keyval_is_user(comm_keyval))
+    if (!pd_keyval_is_user(PD_ATTR_COMM, comm_keyval))
         return pd_raise(comm, call, MPI_ERR_KEYVAL,
                         pd_keyval_is_predefined(comm_keyval)
                             ? "keyval %d is predefined and read-only"
                             : "%d is not a valid keyval", comm_keyval);
     struct pd_fail fail;
-    if (pd_attr_set(comm, comm_keyval, attribute_val, &fail) != MPI_SUCCESS)
+    if (pd_attr_set(PD_ATTR_COMM, comm, comm_keyval, attribute_val, &fail) !=
+        MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
 }
@@ -62,11 +68,12 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val,
     if (attribute_val == NULL || flag == NULL)
         return pd_raise(comm, call, MPI_ERR_ARG, "%s is NULL",
                         flag == NULL ? "flag" : "attribute_val");
-    if (!pd_keyval_is_predefined(comm_keyval) && !pd_keyval_is_user(comm_keyval))
+    if (!pd_keyval_is_predefined(comm_keyval) && !pd_keyval_is_user(PD_ATTR_COMM, comm_keyval))
         return pd_raise(comm, call, MPI_ERR_KEYVAL, "%d is not a valid keyval",
                         comm_keyval);
     /* attribute_val is really a void **: the C binding's quirk. */
-    pd_attr_get(comm, comm_keyval, (void **)attribute_val, flag);
+    pd_attr_get(PD_ATTR_COMM, comm, comm_keyval, (void **)attribute_val,
+                flag);
     return MPI_SUCCESS;
 }
 
@@ -75,12 +82,96 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
     static const char call[] = "MPI_Comm_delete_attr";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (!pd_keyval_is_user(comm_keyval))
+    if (!pd_keyval_is_user(PD_ATTR_COMM, comm_keyval))
         return pd_raise(comm, call, MPI_ERR_KEYVAL, "%d is not a valid keyval",
                         comm_keyval);
     struct pd_fail fail;
-    if (pd_attr_delete(comm, comm_keyval, &fail) != MPI_SUCCESS)
+    if (pd_attr_delete(PD_ATTR_COMM, comm, comm_keyval, &fail) !=
+        MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
+    return MPI_SUCCESS;
+}
+
+/* Datatype attributes: the same machinery, keyvals of their own kind. */
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn,
+                            int *type_keyval, void *extra_state)
+{
+    static const char call[] = "MPI_Type_create_keyval";
+    PD_CHECK(pd_check_active(call));
+    if (type_keyval == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "type_keyval is NULL");
+    if (pd_keyval_create(PD_ATTR_TYPE,
+                         (MPI_Comm_copy_attr_function *)(void (*)(void))
+                             type_copy_attr_fn,
+                         (MPI_Comm_delete_attr_function *)(void (*)(void))
+                             type_delete_attr_fn,
+                         extra_state, type_keyval) != 0)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_free_keyval(int *type_keyval)
+{
+    static const char call[] = "MPI_Type_free_keyval";
+    PD_CHECK(pd_check_active(call));
+    if (type_keyval == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "type_keyval is NULL");
+    if (pd_keyval_free(PD_ATTR_TYPE, *type_keyval) != 0)
+        return pd_raise(NULL, call, MPI_ERR_KEYVAL,
+                        "%d is not a keyval made by MPI_Type_create_keyval",
+                        *type_keyval);
+    *type_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+/* A valid datatype (predefined ones carry attributes too) and one of
+ * MPI_Type_create_keyval's live keyvals. */
+static int pd_check_type_attr(const char *call, MPI_Datatype type,
+                              int keyval)
+{
+    PD_CHECK(pd_check_type(NULL, call, type, "datatype"));
+    if (!pd_keyval_is_user(PD_ATTR_TYPE, keyval))
+        return pd_raise(NULL, call, MPI_ERR_KEYVAL, "%d is not a keyval made "
+                        "by MPI_Type_create_keyval", keyval);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_set_attr(MPI_Datatype type, int type_keyval,
+                       void *attribute_val)
+{
+    static const char call[] = "MPI_Type_set_attr";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type_attr(call, type, type_keyval));
+    struct pd_fail fail;
+    if (pd_attr_set(PD_ATTR_TYPE, type, type_keyval, attribute_val, &fail) !=
+        MPI_SUCCESS)
+        return pd_raise_fail(NULL, call, &fail);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_attr(MPI_Datatype type, int type_keyval,
+                       void *attribute_val, int *flag)
+{
+    static const char call[] = "MPI_Type_get_attr";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type_attr(call, type, type_keyval));
+    if (attribute_val == NULL || flag == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        flag == NULL ? "flag" : "attribute_val");
+    pd_attr_get(PD_ATTR_TYPE, type, type_keyval, (void **)attribute_val,
+                flag);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_delete_attr(MPI_Datatype type, int type_keyval)
+{
+    static const char call[] = "MPI_Type_delete_attr";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type_attr(call, type, type_keyval));
+    struct pd_fail fail;
+    if (pd_attr_delete(PD_ATTR_TYPE, type, type_keyval, &fail) != MPI_SUCCESS)
+        return pd_raise_fail(NULL, call, &fail);
     return MPI_SUCCESS;
 }
 

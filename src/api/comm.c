@@ -185,7 +185,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return pd_raise(*comm, call, MPI_ERR_COMM,
                         "%s is predefined and cannot be freed", (*comm)->name);
     /* Attributes go first: their delete callbacks see a live comm. */
-    if (pd_attr_delete_all(*comm) != 0)
+    if (pd_attr_delete_all(PD_ATTR_COMM, *comm) != 0)
         return pd_raise(*comm, call, MPI_ERR_OTHER,
                         "an attribute's delete callback failed");
     pd_comm_free(*comm);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "core/attr.h"
 
 #pragma weak MPI_Type_size = PMPI_Type_size
 #pragma weak MPI_Type_size_x = PMPI_Type_size_x
@@ -135,8 +136,16 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     *newtype = pd_type_new_strided(oldtype, 1, 1, (long)pd_type_extent(oldtype));
     if (*newtype == NULL)
         return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
-    /* A duplicate is committed if its original was. */
+    /* A duplicate is committed if its original was, and gets what the
+     * original's attributes' copy callbacks give it. */
     (*newtype)->committed = oldtype->committed;
+    struct pd_fail fail;
+    if (pd_attr_copy_all(PD_ATTR_TYPE, oldtype, *newtype, &fail) != 0) {
+        pd_attr_delete_all(PD_ATTR_TYPE, *newtype);
+        pd_type_release(*newtype);
+        *newtype = MPI_DATATYPE_NULL;
+        return pd_raise_fail(NULL, call, &fail);
+    }
     return MPI_SUCCESS;
 }
 
@@ -162,9 +171,13 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return pd_raise(NULL, call, MPI_ERR_TYPE,
                         "%s is predefined and cannot be freed",
                         (*datatype)->name);
+    int rc = pd_attr_delete_all(PD_ATTR_TYPE, *datatype) == 0
+                 ? MPI_SUCCESS
+                 : pd_raise(NULL, call, MPI_ERR_OTHER, "a delete callback of "
+                            "one of its attributes failed");
     pd_type_release(*datatype);
     *datatype = MPI_DATATYPE_NULL;
-    return MPI_SUCCESS;
+    return rc;
 }
 
 /* The four extent queries: every type pdmpi describes starts at 0 and

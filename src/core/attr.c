@@ -8,7 +8,11 @@
 /* User keyvals start above every predefined attribute key of mpi.h. */
 #define PD_FIRST_USER_KEYVAL 64
 
+/* The callbacks of a communicator's or a datatype's keyval have the same
+ * shape but for the handle: kept as the communicator's, called through
+ * the kind's own type. */
 struct pd_keyval {
+    enum pd_attr_kind kind;
     MPI_Comm_copy_attr_function *copy;
     MPI_Comm_delete_attr_function *del;
     void *extra;
@@ -26,7 +30,8 @@ static pthread_mutex_t pd_keyval_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pd_keyval *pd_keyvals;
 static int pd_keyval_count;
 
-int pd_keyval_create(MPI_Comm_copy_attr_function *copy,
+int pd_keyval_create(enum pd_attr_kind kind,
+                     MPI_Comm_copy_attr_function *copy,
                      MPI_Comm_delete_attr_function *del, void *extra,
                      int *keyval)
 {
@@ -38,7 +43,8 @@ int pd_keyval_create(MPI_Comm_copy_attr_function *copy,
         return -1;
     }
     pd_keyvals = grown;
-    pd_keyvals[pd_keyval_count] = (struct pd_keyval){ copy, del, extra, true };
+    pd_keyvals[pd_keyval_count] =
+        (struct pd_keyval){ kind, copy, del, extra, true };
     *keyval = PD_FIRST_USER_KEYVAL + pd_keyval_count++;
     pthread_mutex_unlock(&pd_keyval_lock);
     return 0;
@@ -59,10 +65,10 @@ static bool pd_keyval_lookup(int keyval, struct pd_keyval *out)
     return ok;
 }
 
-bool pd_keyval_is_user(int keyval)
+bool pd_keyval_is_user(enum pd_attr_kind kind, int keyval)
 {
     struct pd_keyval kv;
-    return pd_keyval_lookup(keyval, &kv) && kv.live;
+    return pd_keyval_lookup(keyval, &kv) && kv.live && kv.kind == kind;
 }
 
 bool pd_keyval_is_predefined(int keyval)
@@ -76,12 +82,13 @@ bool pd_keyval_is_predefined(int keyval)
     }
 }
 
-int pd_keyval_free(int keyval)
+int pd_keyval_free(enum pd_attr_kind kind, int keyval)
 {
     int rc = -1;
     pthread_mutex_lock(&pd_keyval_lock);
     int i = keyval - PD_FIRST_USER_KEYVAL;
-    if (i >= 0 && i < pd_keyval_count && pd_keyvals[i].live) {
+    if (i >= 0 && i < pd_keyval_count && pd_keyvals[i].live &&
+        pd_keyvals[i].kind == kind) {
         pd_keyvals[i].live = false;
         rc = 0;
     }
@@ -89,35 +96,45 @@ int pd_keyval_free(int keyval)
     return rc;
 }
 
-static struct pd_attr **pd_attr_find(struct pd_comm_state *st, int keyval)
+static struct pd_attr **pd_attr_find(struct pd_attr **list, int keyval)
 {
-    struct pd_attr **p = &st->attrs;
+    struct pd_attr **p = list;
     while (*p != NULL && (*p)->keyval != keyval)
         p = &(*p)->next;
     return p;
 }
 
-static int pd_run_delete(struct ompi_communicator_t *comm, int keyval,
+/* The attributes of handle (a communicator or a datatype, by kind). */
+static struct pd_attr **pd_attr_list(enum pd_attr_kind kind, void *handle)
+{
+    if (kind == PD_ATTR_TYPE)
+        return &((struct ompi_datatype_t *)handle)->attrs;
+    return &((struct ompi_communicator_t *)handle)->state->attrs;
+}
+
+static int pd_run_delete(enum pd_attr_kind kind, void *handle, int keyval,
                          void *value, struct pd_fail *fail)
 {
     struct pd_keyval kv;
     if (!pd_keyval_lookup(keyval, &kv) || kv.del == NULL)
         return MPI_SUCCESS;
-    int rc = kv.del(comm, keyval, value, kv.extra);
+    int rc = kind == PD_ATTR_TYPE
+        ? ((MPI_Type_delete_attr_function *)(void (*)(void))kv.del)(
+              handle, keyval, value, kv.extra)
+        : kv.del(handle, keyval, value, kv.extra);
     if (rc != MPI_SUCCESS && fail != NULL)
         pd_fail_set(fail, rc, "the delete callback of keyval %d returned %d",
                     keyval, rc);
     return rc;
 }
 
-int pd_attr_set(struct ompi_communicator_t *comm, int keyval, void *value,
-                struct pd_fail *fail)
+int pd_attr_set(enum pd_attr_kind kind, void *handle, int keyval,
+                void *value, struct pd_fail *fail)
 {
-    struct pd_comm_state *st = comm->state;
-    struct pd_attr **p = pd_attr_find(st, keyval);
+    struct pd_attr **p = pd_attr_find(pd_attr_list(kind, handle), keyval);
     if (*p != NULL) {
         /* Replacing a value deletes the old one first. */
-        int rc = pd_run_delete(comm, keyval, (*p)->value, fail);
+        int rc = pd_run_delete(kind, handle, keyval, (*p)->value, fail);
         if (rc != MPI_SUCCESS)
             return rc;
         (*p)->value = value;
@@ -142,8 +159,8 @@ static int pd_appnum = 0;
 static int pd_lastusedcode = MPI_ERR_LASTCODE;
 static int pd_universe_size;
 
-void pd_attr_get(struct ompi_communicator_t *comm, int keyval, void **value,
-                 int *found)
+void pd_attr_get(enum pd_attr_kind kind, void *handle, int keyval,
+                 void **value, int *found)
 {
     int *predefined = NULL;
     switch (keyval) {
@@ -159,27 +176,28 @@ void pd_attr_get(struct ompi_communicator_t *comm, int keyval, void **value,
         break;
     default: break;
     }
-    if (predefined != NULL) {
+    if (predefined != NULL && kind == PD_ATTR_COMM) {
         *value = predefined;
         *found = 1;
         return;
     }
-    struct pd_attr *a = *pd_attr_find(comm->state, keyval);
+    struct pd_attr *a = *pd_attr_find(pd_attr_list(kind, handle), keyval);
     *found = a != NULL;
     if (a != NULL)
         *value = a->value;
 }
 
-int pd_attr_delete(struct ompi_communicator_t *comm, int keyval,
+int pd_attr_delete(enum pd_attr_kind kind, void *handle, int keyval,
                    struct pd_fail *fail)
 {
-    struct pd_attr **p = pd_attr_find(comm->state, keyval);
+    struct pd_attr **p = pd_attr_find(pd_attr_list(kind, handle), keyval);
     if (*p == NULL) {
-        pd_fail_set(fail, MPI_ERR_KEYVAL,
-                    "keyval %d has no attribute on this communicator", keyval);
+        pd_fail_set(fail, MPI_ERR_KEYVAL, "keyval %d has no attribute on "
+                    "this %s", keyval,
+                    kind == PD_ATTR_TYPE ? "datatype" : "communicator");
         return fail->errclass;
     }
-    int rc = pd_run_delete(comm, keyval, (*p)->value, fail);
+    int rc = pd_run_delete(kind, handle, keyval, (*p)->value, fail);
     if (rc != MPI_SUCCESS)
         return rc;
     struct pd_attr *a = *p;
@@ -188,39 +206,46 @@ int pd_attr_delete(struct ompi_communicator_t *comm, int keyval,
     return MPI_SUCCESS;
 }
 
-int pd_attr_copy_all(struct ompi_communicator_t *comm,
-                     struct ompi_communicator_t *dst, struct pd_fail *fail)
+int pd_attr_copy_all(enum pd_attr_kind kind, void *handle, void *dst,
+                     struct pd_fail *fail)
 {
-    for (struct pd_attr *a = comm->state->attrs; a != NULL; a = a->next) {
+    for (struct pd_attr *a = *pd_attr_list(kind, handle); a != NULL;
+         a = a->next) {
         struct pd_keyval kv;
         if (!pd_keyval_lookup(a->keyval, &kv) || kv.copy == NULL)
             continue;
         void *copied = NULL;
         int keep = 0;
-        int rc = kv.copy(comm, a->keyval, kv.extra, a->value, &copied, &keep);
+        int rc = kind == PD_ATTR_TYPE
+            ? ((MPI_Type_copy_attr_function *)(void (*)(void))kv.copy)(
+                  handle, a->keyval, kv.extra, a->value, &copied, &keep)
+            : kv.copy(handle, a->keyval, kv.extra, a->value, &copied, &keep);
         if (rc != MPI_SUCCESS) {
             pd_fail_set(fail, rc, "the copy callback of keyval %d returned %d",
                         a->keyval, rc);
             return -1;
         }
-        if (keep && pd_attr_set(dst, a->keyval, copied, fail) != MPI_SUCCESS)
+        if (keep &&
+            pd_attr_set(kind, dst, a->keyval, copied, fail) != MPI_SUCCESS)
             return -1;
     }
     return 0;
 }
 
-int pd_attr_delete_all(struct ompi_communicator_t *comm)
+int pd_attr_delete_all(enum pd_attr_kind kind, void *handle)
 {
-    if (comm->state == NULL)
+    if (kind == PD_ATTR_COMM &&
+        ((struct ompi_communicator_t *)handle)->state == NULL)
         return 0;
+    struct pd_attr **list = pd_attr_list(kind, handle);
     /* The newest first: MPI_Finalize must delete MPI_COMM_SELF's in the
      * reverse of the order they were set, and callbacks that free what
      * earlier ones made expect that order everywhere. Taken off the
      * communicator first, so a callback may touch its attributes. */
     struct pd_attr *newest_first = NULL;
-    while (comm->state->attrs != NULL) {
-        struct pd_attr *a = comm->state->attrs;
-        comm->state->attrs = a->next;
+    while (*list != NULL) {
+        struct pd_attr *a = *list;
+        *list = a->next;
         a->next = newest_first;
         newest_first = a;
     }
@@ -228,7 +253,8 @@ int pd_attr_delete_all(struct ompi_communicator_t *comm)
     while (newest_first != NULL) {
         struct pd_attr *a = newest_first;
         newest_first = a->next;
-        if (pd_run_delete(comm, a->keyval, a->value, NULL) != MPI_SUCCESS)
+        if (pd_run_delete(kind, handle, a->keyval, a->value, NULL) !=
+            MPI_SUCCESS)
             result = -1;
         free(a);
     }

@@ -1,31 +1,41 @@
-/* Attribute caching on communicators (keyvals, copy and delete callbacks)
- * and the predefined attributes of MPI_COMM_WORLD. */
+/* Attribute caching on communicators and datatypes (keyvals, copy and
+ * delete callbacks) and the predefined attributes of MPI_COMM_WORLD. */
 #ifndef PD_CORE_ATTR_H
 #define PD_CORE_ATTR_H
 
 #include "core/comm.h"
 
-int pd_keyval_create(MPI_Comm_copy_attr_function *copy,
+/* What a keyval is for; a keyval of one kind is invalid on the other. */
+enum pd_attr_kind {
+    PD_ATTR_COMM,
+    PD_ATTR_TYPE,
+};
+
+/* A datatype keyval's callbacks are passed cast to these types. */
+int pd_keyval_create(enum pd_attr_kind kind,
+                     MPI_Comm_copy_attr_function *copy,
                      MPI_Comm_delete_attr_function *del, void *extra,
                      int *keyval);
-/* -1 if keyval is not one of pd_keyval_create's (live) keyvals. */
-int pd_keyval_free(int keyval);
-bool pd_keyval_is_user(int keyval);
+/* -1 if keyval is not one of pd_keyval_create's live keyvals of kind. */
+int pd_keyval_free(enum pd_attr_kind kind, int keyval);
+bool pd_keyval_is_user(enum pd_attr_kind kind, int keyval);
 bool pd_keyval_is_predefined(int keyval);
 
-/* An MPI error class; a callback's non-success code is returned as is. */
-int pd_attr_set(struct ompi_communicator_t *comm, int keyval, void *value,
-                struct pd_fail *fail);
-void pd_attr_get(struct ompi_communicator_t *comm, int keyval, void **value,
-                 int *found);
-int pd_attr_delete(struct ompi_communicator_t *comm, int keyval,
+/* handle is a communicator or a datatype, as kind says. An MPI error
+ * class; a callback's non-success code is returned as is. */
+int pd_attr_set(enum pd_attr_kind kind, void *handle, int keyval,
+                void *value, struct pd_fail *fail);
+void pd_attr_get(enum pd_attr_kind kind, void *handle, int keyval,
+                 void **value, int *found);
+int pd_attr_delete(enum pd_attr_kind kind, void *handle, int keyval,
                    struct pd_fail *fail);
 
-/* MPI_Comm_dup: run every copy callback of comm's attributes into dst. */
-int pd_attr_copy_all(struct ompi_communicator_t *comm,
-                     struct ompi_communicator_t *dst, struct pd_fail *fail);
-/* MPI_Comm_free, and MPI_COMM_SELF at MPI_Finalize: run every delete
- * callback, the newest attribute first; -1 if one fails. */
-int pd_attr_delete_all(struct ompi_communicator_t *comm);
+/* MPI_Comm_dup, MPI_Type_dup: run every copy callback of handle's
+ * attributes into dst; -1 with fail set if one fails. */
+int pd_attr_copy_all(enum pd_attr_kind kind, void *handle, void *dst,
+                     struct pd_fail *fail);
+/* MPI_Comm_free, MPI_Type_free, and MPI_COMM_SELF at MPI_Finalize: run
+ * every delete callback, the newest attribute first; -1 if one fails. */
+int pd_attr_delete_all(enum pd_attr_kind kind, void *handle);
 
 #endif

@@ -69,6 +69,8 @@ struct ompi_communicator_t {
                                        (core/handles.h) */
 };
 
+struct pd_attr;                     /* see core/attr.c */
+
 struct ompi_datatype_t {
     uint32_t magic;
     int id;                         /* enum pd_type_id; PD_T_DERIVED */
@@ -82,6 +84,7 @@ struct ompi_datatype_t {
     size_t base_count;
     bool contiguous;
     bool committed;                 /* predefined types always are */
+    struct pd_attr *attrs;          /* core/attr.c */
     int f_index;                    /* its Fortran value + 1; 0: none yet
                                        (core/handles.h) */
 };

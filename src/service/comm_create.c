@@ -112,7 +112,7 @@ int pd_comm_dup(struct ompi_communicator_t *comm,
         ((*out)->state->cart = pd_cart_copy(comm->state->cart)) == NULL)
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
     if ((comm->state->cart != NULL && (*out)->state->cart == NULL) ||
-        pd_attr_copy_all(comm, *out, fail) != 0) {
+        pd_attr_copy_all(PD_ATTR_COMM, comm, *out, fail) != 0) {
         pd_comm_free(*out);
         *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
         return fail->errclass;
@@ -269,6 +269,6 @@ void pd_comm_free(struct ompi_communicator_t *comm)
 
 void pd_comm_finalize_predefined(struct ompi_communicator_t *comm)
 {
-    pd_attr_delete_all(comm);
+    pd_attr_delete_all(PD_ATTR_COMM, comm);
     pd_comm_release_state(comm);
 }

@@ -212,7 +212,7 @@ int pd_runtime_finalize(char *err, size_t errlen)
     /* MPI_Finalize begins as if MPI_COMM_SELF were freed: its attributes'
      * delete callbacks run while MPI is still usable (bindings free
      * their keyvals from them). */
-    pd_attr_delete_all(self);
+    pd_attr_delete_all(PD_ATTR_COMM, self);
     pd_stats_report();
     /* No rank lets go of the launcher while another still needs it. */
     struct pd_call call = { "MPI_Finalize", NULL, NULL, -1, 0 };
