@@ -2,7 +2,9 @@
 # Point-to-point between the ranks of one host: p2p_check (order, tags,
 # wildcards, probes, zero-byte and 8 MiB messages, truncation, 80 large
 # messages received in reverse, a full queue while the sender waits in a
-# barrier, MPI_Cancel, matched probes) at np 1..4 through the shared-memory queues (large messages
+# barrier, MPI_Cancel, matched probes, buffered and ready sends, a first
+# receive on a fresh communicator) at np 1..4 through the shared-memory
+# queues (large messages
 # read from the sender's memory), with large messages forced through
 # shared files (PDMPI_SHM_P2P=copy, what a kernel that forbids reading
 # another process leaves), and over gloo (PDMPI_SHM_P2P=0); a sender

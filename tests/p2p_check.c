@@ -854,6 +854,97 @@ static void check_cancel(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Buffered and ready sends                                             */
+/* ------------------------------------------------------------------ */
+
+/* Every rank buffers three messages to its next neighbour (a 256 KiB one
+ * among them) before any receive is posted: MPI_Bsend and MPI_Ibsend
+ * return at once. A message larger than the attached buffer is
+ * MPI_ERR_BUFFER; MPI_Buffer_detach gives back the buffer attached once
+ * every message has gone. Then MPI_Rsend and MPI_Irsend to receives
+ * posted before a barrier. */
+static void check_buffered_and_ready(void)
+{
+    struct verdict v = {""};
+    int to = next_rank(1), from = next_rank(-1);
+    const int sizes[3] = { 10, 65536, 0 };
+    int size_total = 3 * MPI_BSEND_OVERHEAD;
+    for (int k = 0; k < 3; k++)
+        size_total += sizes[k] * (int)sizeof(int);
+    char *buffer = malloc((size_t)size_total);
+    check_rc(&v, "MPI_Buffer_attach", MPI_Buffer_attach(buffer, size_total));
+    int *out[3];
+    for (int k = 0; k < 3; k++) {
+        out[k] = alloc_ints((size_t)sizes[k]);
+        fill(out[k], sizes[k], world_rank, to, 40 + k, k);
+    }
+    check_rc(&v, "MPI_Bsend",
+             MPI_Bsend(out[0], sizes[0], MPI_INT, to, 40, MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Bsend",
+             MPI_Bsend(out[1], sizes[1], MPI_INT, to, 41, MPI_COMM_WORLD));
+    MPI_Request req;
+    check_rc(&v, "MPI_Ibsend",
+             MPI_Ibsend(out[2], sizes[2], MPI_INT, to, 42, MPI_COMM_WORLD,
+                        &req));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    /* The senders' copies are theirs: overwrite ours before receiving. */
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < sizes[k]; i++)
+            out[k][i] = -1;
+    int too_many = size_total / (int)sizeof(int);
+    int *big = alloc_ints((size_t)too_many);
+    if (error_class(MPI_Bsend(big, too_many, MPI_INT, to, 43,
+                              MPI_COMM_WORLD)) != MPI_ERR_BUFFER)
+        fail(&v, "a buffered send larger than the attached buffer is not "
+             "MPI_ERR_BUFFER");
+    free(big);
+    for (int k = 2; k >= 0; k--) {
+        int *in = alloc_ints((size_t)sizes[k]);
+        MPI_Status st;
+        check_rc(&v, "MPI_Recv",
+                 MPI_Recv(in, sizes[k], MPI_INT, from, 40 + k, MPI_COMM_WORLD,
+                          &st));
+        verify_msg(&v, in, sizes[k], sizes[k], from, world_rank, 40 + k, k,
+                   "buffered");
+        free(in);
+    }
+    void *back = NULL;
+    int back_size = -1;
+    check_rc(&v, "MPI_Buffer_detach", MPI_Buffer_detach(&back, &back_size));
+    if (back != buffer || back_size != size_total)
+        fail(&v, "MPI_Buffer_detach gave %p and %d, not the buffer attached "
+             "(%p, %d)", back, back_size, (void *)buffer, size_total);
+    for (int k = 0; k < 3; k++)
+        free(out[k]);
+    free(buffer);
+    report(&v, "MPI_Bsend and MPI_Ibsend return before any receive, "
+           "MPI_ERR_BUFFER past the buffer attached, MPI_Buffer_detach gives "
+           "the buffer back");
+
+    v.detail[0] = '\0';
+    int in[2] = { CANARY, CANARY }, mine[2] = { world_rank, -world_rank };
+    MPI_Request recvs[2], sreq;
+    check_rc(&v, "MPI_Irecv",
+             MPI_Irecv(&in[0], 1, MPI_INT, from, 50, MPI_COMM_WORLD,
+                       &recvs[0]));
+    check_rc(&v, "MPI_Irecv",
+             MPI_Irecv(&in[1], 1, MPI_INT, from, 51, MPI_COMM_WORLD,
+                       &recvs[1]));
+    check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Rsend",
+             MPI_Rsend(&mine[0], 1, MPI_INT, to, 50, MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Irsend",
+             MPI_Irsend(&mine[1], 1, MPI_INT, to, 51, MPI_COMM_WORLD, &sreq));
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(2, recvs, MPI_STATUSES_IGNORE));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    if (in[0] != from || in[1] != -from)
+        fail(&v, "ready sends delivered %d and %d, expected %d and %d",
+             in[0], in[1], from, -from);
+    report(&v, "MPI_Rsend and MPI_Irsend to receives posted before a "
+           "barrier");
+}
+
+/* ------------------------------------------------------------------ */
 /* A fresh communicator                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -1044,6 +1135,7 @@ int main(int argc, char **argv)
     check_cancel();
     check_matched_probe();
     check_first_call_on_dup();
+    check_buffered_and_ready();
 
     int status = finish();
     MPI_Finalize();

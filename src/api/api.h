@@ -67,6 +67,15 @@ int pd_check_op(MPI_Comm comm, const char *call, MPI_Datatype type, MPI_Op op);
 int pd_check_request(MPI_Comm comm, const char *call, MPI_Request req);
 /* *request is a valid handle and not MPI_REQUEST_NULL (request not NULL). */
 int pd_check_live_request(const char *call, const MPI_Request *request);
+/* A rank of comm to talk to (MPI_PROC_NULL too; MPI_ANY_SOURCE where
+ * any_ok); what names the argument. */
+int pd_check_peer(MPI_Comm comm, const char *call, int rank, bool any_ok,
+                  const char *what);
+/* A tag: not negative (MPI_ANY_TAG where any_ok). */
+int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok);
+/* Every argument of a send but the request. */
+int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
+                  MPI_Datatype type, int dest, int tag);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

@@ -147,3 +147,38 @@ int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail)
 {
     return pd_raise(comm, call, fail->errclass, "%s", fail->msg);
 }
+
+int pd_check_peer(MPI_Comm comm, const char *call, int rank, bool any_ok,
+                  const char *what)
+{
+    if (rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
+        return MPI_SUCCESS;
+    if (rank < 0 || rank >= comm->size)
+        return pd_raise(comm, call, MPI_ERR_RANK,
+                        "%s %d is not a rank of %s (size %d)", what, rank,
+                        comm->name[0] ? comm->name : "the communicator",
+                        comm->size);
+    return MPI_SUCCESS;
+}
+
+int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok)
+{
+    if (any_ok && tag == MPI_ANY_TAG)
+        return MPI_SUCCESS;
+    if (tag < 0)
+        return pd_raise(comm, call, MPI_ERR_TAG,
+                        "tag %d is negative%s", tag,
+                        any_ok ? " and not MPI_ANY_TAG" : "");
+    return MPI_SUCCESS;
+}
+
+int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
+                  MPI_Datatype type, int dest, int tag)
+{
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_count(comm, call, count, "count"));
+    PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
+    PD_CHECK(pd_check_peer(comm, call, dest, false, "dest"));
+    return pd_check_tag(comm, call, tag, false);
+}

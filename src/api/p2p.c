@@ -11,6 +11,8 @@
 #pragma weak MPI_Send = PMPI_Send
 #pragma weak MPI_Recv = PMPI_Recv
 #pragma weak MPI_Isend = PMPI_Isend
+#pragma weak MPI_Rsend = PMPI_Rsend
+#pragma weak MPI_Irsend = PMPI_Irsend
 #pragma weak MPI_Irecv = PMPI_Irecv
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
@@ -22,41 +24,6 @@
 #pragma weak MPI_Imrecv = PMPI_Imrecv
 #pragma weak MPI_Cancel = PMPI_Cancel
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
-
-static int pd_check_peer(MPI_Comm comm, const char *call, int rank,
-                         bool any_ok, const char *what)
-{
-    if (rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
-        return MPI_SUCCESS;
-    if (rank < 0 || rank >= comm->size)
-        return pd_raise(comm, call, MPI_ERR_RANK,
-                        "%s %d is not a rank of %s (size %d)", what, rank,
-                        comm->name[0] ? comm->name : "the communicator",
-                        comm->size);
-    return MPI_SUCCESS;
-}
-
-static int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok)
-{
-    if (any_ok && tag == MPI_ANY_TAG)
-        return MPI_SUCCESS;
-    if (tag < 0)
-        return pd_raise(comm, call, MPI_ERR_TAG,
-                        "tag %d is negative%s", tag,
-                        any_ok ? " and not MPI_ANY_TAG" : "");
-    return MPI_SUCCESS;
-}
-
-static int pd_check_send(MPI_Comm comm, const char *call, const void *buf,
-                         int count, MPI_Datatype type, int dest, int tag)
-{
-    PD_CHECK(pd_check_comm(comm, call));
-    PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
-    PD_CHECK(pd_check_peer(comm, call, dest, false, "dest"));
-    return pd_check_tag(comm, call, tag, false);
-}
 
 static int pd_check_recv(MPI_Comm comm, const char *call, void *buf,
                          int count, MPI_Datatype type, int source, int tag)
@@ -144,6 +111,28 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request *request)
 {
     static const char call[] = "MPI_Isend";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
+    if (request == NULL)
+        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    return pd_send(call, buf, count, datatype, dest, tag, comm, request);
+}
+
+/* A ready send is a standard send, which MPI allows: its receive is
+ * posted already, or the program is erroneous. */
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm)
+{
+    static const char call[] = "MPI_Rsend";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
+    return pd_send(call, buf, count, datatype, dest, tag, comm, NULL);
+}
+
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                int tag, MPI_Comm comm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Irsend";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
     if (request == NULL)
