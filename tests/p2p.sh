@@ -4,12 +4,11 @@
 # messages received in reverse, a full queue while the sender waits in a
 # barrier, MPI_Cancel, matched probes, buffered and ready sends, a first
 # receive on a fresh communicator) at np 1..4 through the shared-memory
-# queues (large messages
-# read from the sender's memory), with large messages forced through
-# shared files (PDMPI_SHM_P2P=copy, what a kernel that forbids reading
-# another process leaves), and over gloo (PDMPI_SHM_P2P=0); a sender
-# blocked on a receiver that is killed; a /dev/shm with no room for the
-# queues; a bad setting refused.
+# queues (large messages read from the sender's memory), with large
+# messages forced through shared files (PDMPI_SHM_P2P=copy, what a kernel
+# that forbids reading another process leaves), and over gloo
+# (PDMPI_SHM_P2P=0); a sender blocked on a receiver that is killed; a
+# /dev/shm with no room for the queues; a bad setting refused.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/launch_lib.sh"
 pd_tmpdir
