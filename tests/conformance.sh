@@ -9,7 +9,7 @@
 
 sizes=${PD_CONFORMANCE_SIZES:-"1 2 3 4 5"}
 for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check \
-    requests_check handles_check topo_check info_check; do
+    requests_check handles_check topo_check info_check icolls_check; do
     for np in $sizes; do
         check_tap "$prog at np $np" run_np "$np" "$top_builddir/tests/$prog"
     done

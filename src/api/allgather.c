@@ -2,6 +2,7 @@
 
 #pragma weak MPI_Allgather = PMPI_Allgather
 #pragma weak MPI_Allgatherv = PMPI_Allgatherv
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
 
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -23,11 +24,13 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                        NULL);
 }
 
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                    void *recvbuf, const int recvcounts[], const int displs[],
-                    MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Allgatherv, and with request MPI_Iallgatherv. */
+static int pd_allgatherv(const char *call, const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[],
+                         MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *request)
 {
-    static const char call[] = "MPI_Allgatherv";
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
@@ -50,5 +53,25 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                          .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         recvtype, PD_CALL_ANY_BYTES,
-        (size_t)recvcounts[comm->rank] * extent }, NULL);
+        (size_t)recvcounts[comm->rank] * extent }, request);
+}
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return pd_allgatherv("MPI_Allgatherv", sendbuf, sendcount, sendtype,
+                         recvbuf, recvcounts, displs, recvtype, comm, NULL);
+}
+
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[],
+                     MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Iallgatherv", request));
+    return pd_allgatherv("MPI_Iallgatherv", sendbuf, sendcount, sendtype,
+                         recvbuf, recvcounts, displs, recvtype, comm,
+                         request);
 }

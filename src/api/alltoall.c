@@ -2,6 +2,7 @@
 
 #pragma weak MPI_Alltoall = PMPI_Alltoall
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
 
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -25,12 +26,14 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         NULL, bytes, bytes * (size_t)comm->size }, NULL);
 }
 
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
-                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int rdispls[],
-                   MPI_Datatype recvtype, MPI_Comm comm)
+/* MPI_Alltoallv, and with request MPI_Ialltoallv. */
+static int pd_alltoallv(const char *call, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Request *request)
 {
-    static const char call[] = "MPI_Alltoallv";
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
@@ -57,5 +60,27 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
                          .recvbuf = recvbuf, .send = send, .recv = recv,
                          .root = -1, .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, PD_CALL_ANY_BYTES, received }, NULL);
+        NULL, PD_CALL_ANY_BYTES, received }, request);
+}
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
+                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return pd_alltoallv("MPI_Alltoallv", sendbuf, sendcounts, sdispls,
+                        sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                        comm, NULL);
+}
+
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
+                    const int sdispls[], MPI_Datatype sendtype,
+                    void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Ialltoallv", request));
+    return pd_alltoallv("MPI_Ialltoallv", sendbuf, sendcounts, sdispls,
+                        sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                        comm, request);
 }

@@ -76,6 +76,9 @@ int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok);
 /* Every argument of a send but the request. */
 int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
                   MPI_Datatype type, int dest, int tag);
+/* The request argument of a nonblocking call: not NULL. */
+int pd_check_request_out(MPI_Comm comm, const char *call,
+                         MPI_Request *request);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

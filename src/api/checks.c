@@ -182,3 +182,11 @@ int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
     PD_CHECK(pd_check_peer(comm, call, dest, false, "dest"));
     return pd_check_tag(comm, call, tag, false);
 }
+
+int pd_check_request_out(MPI_Comm comm, const char *call,
+                         MPI_Request *request)
+{
+    if (request == NULL)
+        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    return MPI_SUCCESS;
+}

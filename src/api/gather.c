@@ -1,10 +1,16 @@
-/* Gather and scatter, fixed-size and v-variants. */
+/* Gather and scatter, fixed-size and v-variants, blocking and
+ * nonblocking (a request: queued on the communicator's progress thread;
+ * the ranks' byte counts are then compared where the call runs). */
 #include "api/coll_args.h"
 
 #pragma weak MPI_Gather = PMPI_Gather
 #pragma weak MPI_Gatherv = PMPI_Gatherv
 #pragma weak MPI_Scatter = PMPI_Scatter
 #pragma weak MPI_Scatterv = PMPI_Scatterv
+#pragma weak MPI_Igather = PMPI_Igather
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
 
 /* The non-root side of a gather (what it sends), or the root's own block
  * when it does not gather in place. */
@@ -22,7 +28,7 @@ static int pd_check_gather_send(MPI_Comm comm, const char *call,
 static int pd_gather(const char *call, const void *sendbuf, int sendcount,
                      MPI_Datatype sendtype, void *recvbuf,
                      const struct pd_layout *recv, MPI_Datatype recvtype,
-                     int root, MPI_Comm comm)
+                     int root, MPI_Comm comm, MPI_Request *request)
 {
     bool is_root = comm->rank == root;
     bool in_place = sendbuf == MPI_IN_PLACE;
@@ -43,14 +49,15 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, PD_CALL_ANY_BYTES, send_bytes }, NULL);
+        NULL, PD_CALL_ANY_BYTES, send_bytes }, request);
 }
 
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                MPI_Comm comm)
+static int pd_gather_fixed(const char *call, const void *sendbuf,
+                           int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm,
+                           MPI_Request *request)
 {
-    static const char call[] = "MPI_Gather";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_root(comm, call, root));
@@ -61,14 +68,15 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         recv.extent = (size_t)recvcount * pd_type_extent(recvtype);
     }
     return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv,
-                     recvtype, root, comm);
+                     recvtype, root, comm, request);
 }
 
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                 void *recvbuf, const int recvcounts[], const int displs[],
-                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int pd_gather_v(const char *call, const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int displs[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request)
 {
-    static const char call[] = "MPI_Gatherv";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_root(comm, call, root));
@@ -80,14 +88,14 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         recv.extent = pd_type_extent(recvtype);
     }
     return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv,
-                     recvtype, root, comm);
+                     recvtype, root, comm, request);
 }
 
 /* sendtype: significant at the root only. */
 static int pd_scatter(const char *call, const void *sendbuf,
                       const struct pd_layout *send, MPI_Datatype sendtype,
                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                      int root, MPI_Comm comm)
+                      int root, MPI_Comm comm, MPI_Request *request)
 {
     bool is_root = comm->rank == root;
     bool in_place = recvbuf == MPI_IN_PLACE;
@@ -110,14 +118,15 @@ static int pd_scatter(const char *call, const void *sendbuf,
                          .signature = pd_type_signature(
                              is_root ? sendtype : recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, PD_CALL_ANY_BYTES, recv_bytes }, NULL);
+        NULL, PD_CALL_ANY_BYTES, recv_bytes }, request);
 }
 
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
+static int pd_scatter_fixed(const char *call, const void *sendbuf,
+                            int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request)
 {
-    static const char call[] = "MPI_Scatter";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_root(comm, call, root));
@@ -128,14 +137,15 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
         send.extent = (size_t)sendcount * pd_type_extent(sendtype);
     }
     return pd_scatter(call, sendbuf, &send, sendtype, recvbuf, recvcount,
-                      recvtype, root, comm);
+                      recvtype, root, comm, request);
 }
 
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
-                  const int displs[], MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int pd_scatter_v(const char *call, const void *sendbuf,
+                        const int sendcounts[], const int displs[],
+                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request)
 {
-    static const char call[] = "MPI_Scatterv";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_root(comm, call, root));
@@ -147,5 +157,76 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
         send.extent = pd_type_extent(sendtype);
     }
     return pd_scatter(call, sendbuf, &send, sendtype, recvbuf, recvcount,
-                      recvtype, root, comm);
+                      recvtype, root, comm, request);
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    return pd_gather_fixed("MPI_Gather", sendbuf, sendcount, sendtype,
+                           recvbuf, recvcount, recvtype, root, comm, NULL);
+}
+
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm, MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Igather", request));
+    return pd_gather_fixed("MPI_Igather", sendbuf, sendcount, sendtype,
+                           recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return pd_gather_v("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf,
+                       recvcounts, displs, recvtype, root, comm, NULL);
+}
+
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int displs[],
+                  MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Igatherv", request));
+    return pd_gather_v("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf,
+                       recvcounts, displs, recvtype, root, comm, request);
+}
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    return pd_scatter_fixed("MPI_Scatter", sendbuf, sendcount, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm, NULL);
+}
+
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Iscatter", request));
+    return pd_scatter_fixed("MPI_Iscatter", sendbuf, sendcount, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm, request);
+}
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return pd_scatter_v("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype,
+                        recvbuf, recvcount, recvtype, root, comm, NULL);
+}
+
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[],
+                   const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Iscatterv", request));
+    return pd_scatter_v("MPI_Iscatterv", sendbuf, sendcounts, displs,
+                        sendtype, recvbuf, recvcount, recvtype, root, comm,
+                        request);
 }

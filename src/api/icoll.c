@@ -21,14 +21,6 @@ static int pd_start(const char *call, struct pd_coll *c, MPI_Request *request)
                        request);
 }
 
-static int pd_check_request_out(MPI_Comm comm, const char *call,
-                                MPI_Request *request)
-{
-    if (request == NULL)
-        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    return MPI_SUCCESS;
-}
-
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Request *request)

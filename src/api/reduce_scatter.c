@@ -1,10 +1,15 @@
-/* Reduce_scatter, Reduce_scatter_block, Scan and Exscan. */
+/* Reduce_scatter, Reduce_scatter_block, Scan and Exscan, and the
+ * nonblocking Ireduce_scatter, Iscan, Iexscan (Ireduce_scatter_block is
+ * with the other nonblocking calls, in icoll.c). */
 #include "api/coll_args.h"
 
 #pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
 #pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
 #pragma weak MPI_Scan = PMPI_Scan
 #pragma weak MPI_Exscan = PMPI_Exscan
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+#pragma weak MPI_Iscan = PMPI_Iscan
+#pragma weak MPI_Iexscan = PMPI_Iexscan
 
 /* The checks every reduction with a result per rank shares. */
 static int pd_check_reduction_call(MPI_Comm comm, const char *call,
@@ -39,11 +44,11 @@ int pd_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
         type, request ? PD_CALL_ANY_BYTES : bytes, bytes }, request);
 }
 
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
-                        const int recvcounts[], MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm)
+static int pd_reduce_scatter_v(const char *call, const void *sendbuf,
+                               void *recvbuf, const int recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request)
 {
-    static const char call[] = "MPI_Reduce_scatter";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
@@ -56,7 +61,24 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_reduction_call(comm, call, sendbuf, recvbuf, (int)total,
                                      recvcounts[comm->rank], datatype, op));
     return pd_reduce_scatter(call, sendbuf, recvbuf, recvcounts, 0,
-                             (size_t)total, datatype, op, comm, NULL);
+                             (size_t)total, datatype, op, comm, request);
+}
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
+                        const int recvcounts[], MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm)
+{
+    return pd_reduce_scatter_v("MPI_Reduce_scatter", sendbuf, recvbuf,
+                               recvcounts, datatype, op, comm, NULL);
+}
+
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
+                         const int recvcounts[], MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Ireduce_scatter", request));
+    return pd_reduce_scatter_v("MPI_Ireduce_scatter", sendbuf, recvbuf,
+                               recvcounts, datatype, op, comm, request);
 }
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
@@ -81,7 +103,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
 
 static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
                    int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                   bool exclusive)
+                   bool exclusive, MPI_Request *request)
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
@@ -94,20 +116,39 @@ static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
                          .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                          .recvbuf = recvbuf, .count = (size_t)count,
                          .type = datatype, .op = op, .root = -1 };
-    return pd_api_coll(call, &c, &(struct pd_agree){ datatype, bytes, bytes },
-                       NULL);
+    /* Started calls compare the ranks' bytes where they run. */
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        datatype, request ? PD_CALL_ANY_BYTES : bytes, bytes }, request);
 }
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,
               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return pd_scan("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm,
-                   false);
+                   false, NULL);
 }
 
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return pd_scan("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm,
-                   true);
+                   true, NULL);
+}
+
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Iscan", request));
+    return pd_scan("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm,
+                   false, request);
+}
+
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Iexscan", request));
+    return pd_scan("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm,
+                   true, request);
 }

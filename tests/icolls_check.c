@@ -1,0 +1,192 @@
+/*
+ * icolls_check.c - the nonblocking v-collectives, gathers, scatters,
+ * reduce-scatter and scans: MPI_Igather, MPI_Igatherv, MPI_Iscatter,
+ * MPI_Iscatterv, MPI_Iallgatherv, MPI_Ialltoallv, MPI_Ireduce_scatter,
+ * MPI_Iscan, MPI_Iexscan.
+ *
+ * All nine are started one after another and completed together with
+ * MPI_Waitall, then each result is compared with values computed here
+ * from the ranks and indices alone (v(r, j) = 1000 r + j; uneven counts
+ * r + 1 with gaps between the blocks, which must stay untouched), and
+ * the whole round is repeated with every root. A plain MPI program: the
+ * same output under Open MPI's mpirun.
+ */
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tap_harness.h"
+
+#define CANARY (-7)
+#define N 9
+
+static int v(int r, int j) { return 1000 * r + j; }
+
+/* Block r holds r + 1 elements at offset r (r + 1) / 2 + r: one element
+ * of gap before each block. */
+static int count_of(int r) { return r + 1; }
+static int displ_of(int r) { return r * (r + 1) / 2 + r + 1; }
+
+static int *ints(int n, int value)
+{
+    int *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    for (int i = 0; i < n; i++)
+        p[i] = value;
+    return p;
+}
+
+static void round_with_root(struct verdict *vd, int root)
+{
+    int n = world_size, me = world_rank, span = displ_of(n) + 1;
+    int *counts = ints(n, 0), *displs = ints(n, 0);
+    for (int r = 0; r < n; r++) {
+        counts[r] = count_of(r);
+        displs[r] = displ_of(r);
+    }
+    /* Alltoallv: rank r sends (r + p) % 3 + 1 elements to p, valued
+     * 10000 r + 100 p + j, at 4 elements per peer. */
+    int *a_sc = ints(n, 0), *a_sd = ints(n, 0), *a_rc = ints(n, 0),
+        *a_rd = ints(n, 0);
+    for (int p = 0; p < n; p++) {
+        a_sc[p] = (me + p) % 3 + 1;
+        a_sd[p] = 4 * p;
+        a_rc[p] = (p + me) % 3 + 1;
+        a_rd[p] = 4 * p;
+    }
+    int *a_send = ints(4 * n, 0), *a_recv = ints(4 * n, CANARY);
+    for (int p = 0; p < n; p++)
+        for (int j = 0; j < a_sc[p]; j++)
+            a_send[4 * p + j] = 10000 * me + 100 * p + j;
+    int rs_total = n * (n + 1) / 2;
+
+    int mine[N], *g_recv = ints(N * n, CANARY), *gv_recv = ints(span, CANARY);
+    for (int j = 0; j < N; j++)
+        mine[j] = v(me, j);
+    int *mine_v = ints(count_of(me), 0);
+    for (int j = 0; j < count_of(me); j++)
+        mine_v[j] = v(me, j);
+    int *s_send = ints(N * n, 0), *sv_send = ints(span, 0);
+    for (int r = 0; r < n; r++) {
+        for (int j = 0; j < N; j++)
+            s_send[r * N + j] = v(r, j);
+        for (int j = 0; j < count_of(r); j++)
+            sv_send[displs[r] + j] = v(r, j);
+    }
+    int *s_recv = ints(N + 1, CANARY), *sv_recv = ints(count_of(me) + 1, CANARY);
+    int *agv_recv = ints(span, CANARY);
+    int *rs_send = ints(rs_total, 0), *rs_recv = ints(count_of(me) + 1, CANARY);
+    for (int g = 0; g < rs_total; g++)
+        rs_send[g] = v(me, g);
+    int scan_out[N + 1], exscan_out[N + 1];
+    for (int j = 0; j <= N; j++)
+        scan_out[j] = exscan_out[j] = CANARY;
+
+    MPI_Request reqs[9];
+    MPI_Comm w = MPI_COMM_WORLD;
+    check_rc(vd, "MPI_Igather", MPI_Igather(mine, N, MPI_INT, g_recv, N,
+                                            MPI_INT, root, w, &reqs[0]));
+    check_rc(vd, "MPI_Igatherv",
+             MPI_Igatherv(mine_v, count_of(me), MPI_INT, gv_recv, counts,
+                          displs, MPI_INT, root, w, &reqs[1]));
+    check_rc(vd, "MPI_Iscatter", MPI_Iscatter(s_send, N, MPI_INT, s_recv, N,
+                                              MPI_INT, root, w, &reqs[2]));
+    check_rc(vd, "MPI_Iscatterv",
+             MPI_Iscatterv(sv_send, counts, displs, MPI_INT, sv_recv,
+                           count_of(me), MPI_INT, root, w, &reqs[3]));
+    check_rc(vd, "MPI_Iallgatherv",
+             MPI_Iallgatherv(mine_v, count_of(me), MPI_INT, agv_recv, counts,
+                             displs, MPI_INT, w, &reqs[4]));
+    check_rc(vd, "MPI_Ialltoallv",
+             MPI_Ialltoallv(a_send, a_sc, a_sd, MPI_INT, a_recv, a_rc, a_rd,
+                            MPI_INT, w, &reqs[5]));
+    check_rc(vd, "MPI_Ireduce_scatter",
+             MPI_Ireduce_scatter(rs_send, rs_recv, counts, MPI_INT, MPI_SUM, w,
+                                 &reqs[6]));
+    check_rc(vd, "MPI_Iscan", MPI_Iscan(mine, scan_out, N, MPI_INT, MPI_SUM,
+                                        w, &reqs[7]));
+    check_rc(vd, "MPI_Iexscan", MPI_Iexscan(mine, exscan_out, N, MPI_INT,
+                                            MPI_SUM, w, &reqs[8]));
+    check_rc(vd, "MPI_Waitall", MPI_Waitall(9, reqs, MPI_STATUSES_IGNORE));
+
+    int bad = 0;
+    for (int r = 0; me == root && r < n; r++)
+        for (int j = 0; j < N; j++)
+            bad += g_recv[r * N + j] != v(r, j);
+    if (bad)
+        fail(vd, "root %d: MPI_Igather gave %d wrong elements", root, bad);
+    for (int i = 0; me == root && i < span; i++) {
+        int r = 0;
+        while (r + 1 < n && displs[r + 1] <= i)
+            r++;
+        int j = i - displs[r];
+        int want = i >= displs[r] && j < counts[r] ? v(r, j) : CANARY;
+        if (gv_recv[i] != want || agv_recv[i] != want)
+            bad++;
+    }
+    if (bad)
+        fail(vd, "root %d: MPI_Igatherv or MPI_Iallgatherv wrong (or a gap "
+             "written)", root);
+    for (int i = 0; me != root && i < span; i++) {
+        int r = 0;
+        while (r + 1 < n && displs[r + 1] <= i)
+            r++;
+        int j = i - displs[r];
+        int want = i >= displs[r] && j < counts[r] ? v(r, j) : CANARY;
+        bad += agv_recv[i] != want;
+    }
+    for (int j = 0; j < N; j++)
+        bad += s_recv[j] != v(me, j);
+    for (int j = 0; j < count_of(me); j++)
+        bad += sv_recv[j] != v(me, j);
+    bad += s_recv[N] != CANARY || sv_recv[count_of(me)] != CANARY;
+    if (bad)
+        fail(vd, "root %d: MPI_Iscatter/MPI_Iscatterv/MPI_Iallgatherv wrong "
+             "on rank %d", root, me);
+    for (int p = 0; p < n; p++)
+        for (int j = 0; j < 4; j++) {
+            int want = j < a_rc[p] ? 10000 * p + 100 * me + j : CANARY;
+            bad += a_recv[4 * p + j] != want;
+        }
+    if (bad)
+        fail(vd, "MPI_Ialltoallv wrong on rank %d", me);
+    for (int i = 0; i < count_of(me); i++) {
+        int g = me * (me + 1) / 2 + i;
+        bad += rs_recv[i] != 1000 * (n * (n - 1) / 2) + n * g;
+    }
+    bad += rs_recv[count_of(me)] != CANARY;
+    if (bad)
+        fail(vd, "MPI_Ireduce_scatter wrong on rank %d", me);
+    for (int j = 0; j < N; j++) {
+        bad += scan_out[j] != 1000 * (me * (me + 1) / 2) + (me + 1) * j;
+        if (me > 0)
+            bad += exscan_out[j] != 1000 * ((me - 1) * me / 2) + me * j;
+    }
+    bad += scan_out[N] != CANARY || exscan_out[N] != CANARY;
+    if (bad)
+        fail(vd, "MPI_Iscan or MPI_Iexscan wrong on rank %d", me);
+
+    free(counts); free(displs); free(a_sc); free(a_sd); free(a_rc);
+    free(a_rd); free(a_send); free(a_recv); free(g_recv); free(gv_recv);
+    free(mine_v); free(s_send); free(sv_send); free(s_recv); free(sv_recv);
+    free(agv_recv); free(rs_send); free(rs_recv);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (world_rank == 0)
+        printf("# icolls_check on %d rank(s)\n", world_size);
+    struct verdict vd = {""};
+    for (int root = 0; root < world_size; root++)
+        round_with_root(&vd, root);
+    report(&vd, "nine nonblocking collectives outstanding together "
+           "(gather(v), scatter(v), allgatherv, alltoallv, reduce_scatter, "
+           "scan, exscan), every root, uneven counts with gaps");
+    int status = finish();
+    MPI_Finalize();
+    return status;
+}
