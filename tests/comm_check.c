@@ -941,6 +941,45 @@ static void check_interleaved(void)
     report(&v, "interleaved collectives on three communicators (100 rounds)");
 }
 
+/* MPI_Comm_idup: the duplicate is usable once the request completes, and
+ * is a communicator of its own (a message on it does not match a receive
+ * on its parent). */
+static void check_idup(void)
+{
+    struct verdict v = {""};
+    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Request req;
+    check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(MPI_COMM_WORLD, &dup, &req));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    int result = -1, rank = -1, sum = 0;
+    check_rc(&v, "MPI_Comm_compare",
+             MPI_Comm_compare(MPI_COMM_WORLD, dup, &result));
+    MPI_Comm_rank(dup, &rank);
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, dup));
+    if (result != MPI_CONGRUENT || rank != world_rank ||
+        sum != world_size * (world_size - 1) / 2)
+        fail(&v, "the duplicate compares %d, rank %d, sums %d", result, rank,
+             sum);
+    int to = (world_rank + 1) % world_size;
+    int from = (world_rank + world_size - 1) % world_size;
+    int on_world = -1, on_dup = -1, a = 1, b = 2;
+    MPI_Request r[2];
+    check_rc(&v, "MPI_Irecv",
+             MPI_Irecv(&on_world, 1, MPI_INT, from, 9, MPI_COMM_WORLD, &r[0]));
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(&on_dup, 1, MPI_INT, from, 9, dup,
+                                        &r[1]));
+    check_rc(&v, "MPI_Send", MPI_Send(&b, 1, MPI_INT, to, 9, dup));
+    check_rc(&v, "MPI_Send", MPI_Send(&a, 1, MPI_INT, to, 9, MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    if (on_world != 1 || on_dup != 2)
+        fail(&v, "messages crossed communicators: %d on world, %d on the "
+             "duplicate", on_world, on_dup);
+    check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&dup));
+    report(&v, "MPI_Comm_idup: congruent, usable after MPI_Wait, its "
+           "messages its own");
+}
+
 /* Datatype attributes: a copy callback that stores value + 1 in a
  * duplicate, a delete callback that counts, on a derived type and on
  * MPI_INT; a communicator's keyval is not one of a datatype's. */
@@ -1089,6 +1128,7 @@ int main(int argc, char **argv)
     check_groups();
     check_attributes();
     check_type_attributes();
+    check_idup();
     check_dup_free_cycles();
     check_interleaved();
     set_self_attributes();

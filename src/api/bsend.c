@@ -98,17 +98,6 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 
-/* A request born complete, for MPI_Ibsend: the message is buffered. */
-static int pd_complete_request(MPI_Comm comm, const char *call,
-                               MPI_Request *request)
-{
-    *request = pd_request_new(comm, call);
-    if (*request == NULL)
-        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-    pd_request_complete((*request)->state);
-    return MPI_SUCCESS;
-}
-
 static int pd_bsend(const char *call, const void *buf, int count,
                     MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
@@ -165,5 +154,8 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest,
     if (request == NULL)
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
     PD_CHECK(pd_bsend(call, buf, count, datatype, dest, tag, comm));
-    return pd_complete_request(comm, call, request);
+    /* Born complete: the message is buffered. */
+    if ((*request = pd_request_new_done(comm, call)) == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
 }

@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "service/comm_create.h"
+#include "service/request.h"
 #include "core/attr.h"
 #include "core/group.h"
 
@@ -68,6 +69,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 /* --- creating and freeing communicators ----------------------------- */
 
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup
+#pragma weak MPI_Comm_idup = PMPI_Comm_idup
 #pragma weak MPI_Comm_split = PMPI_Comm_split
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 #pragma weak MPI_Comm_create = PMPI_Comm_create
@@ -100,6 +102,25 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     PD_CHECK(pd_check_newcomm(comm, call, newcomm));
     struct pd_fail fail;
     return pd_created(comm, call, pd_comm_dup(comm, newcomm, &fail), &fail);
+}
+
+/* The duplicate is made before this returns: on one host that needs no
+ * other rank; where the communicator's messages cross hosts it waits for
+ * the members to form its connections, as MPI_Comm_dup does. The request
+ * is born complete. */
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    static const char call[] = "MPI_Comm_idup";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_newcomm(comm, call, newcomm));
+    PD_CHECK(pd_check_request_out(comm, call, request));
+    struct pd_fail fail;
+    PD_CHECK(pd_created(comm, call, pd_comm_dup(comm, newcomm, &fail),
+                        &fail));
+    if ((*request = pd_request_new_done(comm, call)) == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)

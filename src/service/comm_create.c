@@ -85,11 +85,17 @@ static int pd_comm_finish(struct ompi_communicator_t *parent,
     /* Forming the connections needs every member. Point-to-point over
      * them would otherwise form them on its first call, where a rank's
      * MPI_Irecv would wait for a peer that has moved on to another
-     * communicator's call: form them now, while every member is here. */
+     * communicator's call: form them now, while every member is here.
+     * A rank's connecting ends before its peers' do; a barrier keeps it
+     * from closing them (MPI_Comm_free) while a peer still connects. */
     const struct pd_backend_ops *ops;
     struct pd_backend_comm *bc;
     if (pd_p2p_needs_network(*out) &&
-        pd_comm_backend(*out, &ops, &bc, fail) != MPI_SUCCESS) {
+        (pd_comm_backend(*out, &ops, &bc, fail) != MPI_SUCCESS ||
+         pd_progress_run_now(&(struct pd_coll){
+             .kind = PD_COLL_BARRIER, .comm = *out,
+             .tag = pd_comm_reserve_tags(*out), .root = -1 }, fail) !=
+             MPI_SUCCESS)) {
         pd_comm_free(*out);
         *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
         return fail->errclass;

@@ -279,12 +279,10 @@ static int pd_done_request(struct ompi_communicator_t *comm, const char *call,
 {
     if (request == NULL)
         return MPI_SUCCESS;
-    *request = pd_request_new(comm, call);
-    if (*request == NULL) {
+    if ((*request = pd_request_new_done(comm, call)) == NULL) {
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
-    pd_request_complete((*request)->state);
     return MPI_SUCCESS;
 }
 

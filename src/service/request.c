@@ -26,6 +26,15 @@ struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
     return req;
 }
 
+struct ompi_request_t *pd_request_new_done(struct ompi_communicator_t *comm,
+                                           const char *call)
+{
+    struct ompi_request_t *req = pd_request_new(comm, call);
+    if (req != NULL)
+        pd_request_complete(req->state);
+    return req;
+}
+
 static void pd_request_state_free(struct pd_request_state *st)
 {
     if (st->unstage != NULL)

@@ -46,6 +46,10 @@ struct pd_request_state {
 /* A new, not yet started request for call on comm; NULL if out of memory. */
 struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
                                       const char *call);
+/* A request for call on comm that is complete already (a call whose work
+ * is done when it returns); NULL if out of memory. */
+struct ompi_request_t *pd_request_new_done(struct ompi_communicator_t *comm,
+                                           const char *call);
 /* The progress thread's end of a request: record the outcome, wake
  * waiters, and free it if the user already let go of it. */
 void pd_request_complete(struct pd_request_state *st);
