@@ -3,6 +3,10 @@
  * MPI_Free_mem: every rank sends one message to every rank (itself too)
  * in memory from MPI_Alloc_mem, completes the receives with
  * MPI_Testsome/MPI_Waitsome, and checks each payload against a formula.
+ * Generalized requests: the completion calls wait for
+ * MPI_Grequest_complete, the status is the query callback's, the free
+ * callback runs once (at MPI_Wait, or at MPI_Grequest_complete for a
+ * request freed before), MPI_Cancel calls the cancel callback.
  * TAP-ish output from rank 0; exit status 1 on any failure.
  */
 #include <mpi.h>
@@ -82,6 +86,62 @@ static int exchange(int use_testsome)
     return bad;
 }
 
+struct greq_log {
+    int queries, frees, cancels, cancel_complete;
+};
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    struct greq_log *log = extra;
+    log->queries++;
+    status->MPI_SOURCE = 77;
+    status->MPI_TAG = 78;
+    status->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+    ((struct greq_log *)extra)->frees++;
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    struct greq_log *log = extra;
+    log->cancels++;
+    log->cancel_complete = complete;
+    return MPI_SUCCESS;
+}
+
+/* Returns the number of things that went wrong. */
+static int generalized(void)
+{
+    int bad = 0, flag = -1;
+    struct greq_log log = { 0, 0, 0, -1 };
+    MPI_Request req;
+    MPI_Status st;
+    bad += MPI_Grequest_start(greq_query, greq_free, greq_cancel, &log,
+                              &req) != MPI_SUCCESS;
+    bad += MPI_Test(&req, &flag, &st) != MPI_SUCCESS || flag != 0;
+    bad += MPI_Cancel(&req) != MPI_SUCCESS || log.cancels != 1 ||
+           log.cancel_complete != 0;
+    bad += MPI_Grequest_complete(req) != MPI_SUCCESS;
+    bad += MPI_Request_get_status(req, &flag, &st) != MPI_SUCCESS ||
+           flag != 1 || st.MPI_SOURCE != 77;
+    bad += MPI_Wait(&req, &st) != MPI_SUCCESS;
+    bad += req != MPI_REQUEST_NULL || st.MPI_SOURCE != 77 ||
+           st.MPI_TAG != 78 || log.frees != 1;
+    /* Freed before it completes: the free callback waits for that. */
+    struct greq_log early = { 0, 0, 0, -1 };
+    bad += MPI_Grequest_start(greq_query, greq_free, greq_cancel, &early,
+                              &req) != MPI_SUCCESS;
+    MPI_Request keep = req;
+    bad += MPI_Request_free(&req) != MPI_SUCCESS || early.frees != 0;
+    bad += MPI_Grequest_complete(keep) != MPI_SUCCESS || early.frees != 1;
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -95,6 +155,9 @@ int main(int argc, char **argv)
     void *p = NULL;
     int rc = MPI_Alloc_mem(-1, MPI_INFO_NULL, &p);
     report(rc == MPI_SUCCESS, "MPI_Alloc_mem of a negative size fails");
+    report(generalized(), "generalized requests: MPI_Grequest_complete "
+           "completes them, the status is the query callback's, free and "
+           "cancel callbacks run once");
     if (rank == 0)
         printf("1..%d\n", checks);
     MPI_Finalize();

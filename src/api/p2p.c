@@ -367,6 +367,12 @@ int PMPI_Cancel(MPI_Request *request)
                         "cancelled", st->call);
     if (st->receive)
         pd_p2p_cancel_recv(*request);
+    if (st->greq_cancel != NULL) {
+        int rc = st->greq_cancel(st->greq_extra, pd_request_is_done(*request));
+        if (rc != MPI_SUCCESS)
+            return pd_raise(st->comm, call, rc, "the cancel callback of the "
+                            "generalized request returned %d", rc);
+    }
     return MPI_SUCCESS;
 }
 

@@ -277,9 +277,18 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     *flag = pd_request_is_done(request);
-    if (*flag)
-        pd_status_set_empty(status, request->state->fail.errclass);
-    else
+    struct pd_request_state *st = request->state;
+    if (*flag && st->greq_query != NULL && status != MPI_STATUS_IGNORE) {
+        /* A generalized request's status is its query callback's. */
+        pd_status_set_empty(status, MPI_SUCCESS);
+        int rc = st->greq_query(st->greq_extra, status);
+        if (rc != MPI_SUCCESS)
+            return pd_raise(NULL, call, rc, "the query callback of the "
+                            "generalized request returned %d", rc);
+    } else if (*flag) {
+        pd_status_set_empty(status, st->fail.errclass);
+    } else {
         pd_not_done_yet();
+    }
     return MPI_SUCCESS;
 }

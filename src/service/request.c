@@ -39,6 +39,8 @@ static void pd_request_state_free(struct pd_request_state *st)
 {
     if (st->unstage != NULL)
         st->unstage(st, false, NULL);
+    if (st->greq_free != NULL)
+        st->greq_free(st->greq_extra);
     pthread_cond_destroy(&st->done_cond);
     pthread_mutex_destroy(&st->lock);
     free(st);
@@ -188,6 +190,18 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
     struct pd_request_state *st = req->state;
     if (st->unstage != NULL && st->fail.errclass == MPI_SUCCESS)
         st->unstage(st, true, &st->fail);
+    /* A generalized request's status is what its query callback says,
+     * asked now, in the thread that finishes it. */
+    if (st->greq_query != NULL) {
+        MPI_Status asked;
+        pd_status_set_empty(&asked, MPI_SUCCESS);
+        int rc = st->greq_query(st->greq_extra, &asked);
+        if (rc != MPI_SUCCESS && st->fail.errclass == MPI_SUCCESS)
+            pd_fail_set(&st->fail, rc, "the query callback of the "
+                        "generalized request returned %d", rc);
+        st->status = asked;
+        st->has_status = true;
+    }
     *fail = st->fail;
     int errclass = st->fail.errclass;
     pd_status_set_empty(status, errclass);
@@ -196,11 +210,16 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
         status->MPI_ERROR = errclass;
     }
     pd_request_state_free(st);
+    pd_request_drop_handle(req);
+    *handle = MPI_REQUEST_NULL;
+    return errclass;
+}
+
+void pd_request_drop_handle(struct ompi_request_t *req)
+{
     pd_handle_forget(PD_HANDLE_REQUEST, req);
     req->magic = PD_MAGIC_FREED;
     free(req);
-    *handle = MPI_REQUEST_NULL;
-    return errclass;
 }
 
 void pd_request_release(MPI_Request *handle)
@@ -211,10 +230,14 @@ void pd_request_release(MPI_Request *handle)
     bool done = st->done;
     st->user_freed = true;
     pthread_mutex_unlock(&st->lock);
+    /* A generalized request is still MPI_Grequest_complete's to complete
+     * through a copy of its handle: that call lets go of it. */
+    if (!done && st->greq_query != NULL) {
+        *handle = MPI_REQUEST_NULL;
+        return;
+    }
     if (done)
         pd_request_state_free(st);
-    pd_handle_forget(PD_HANDLE_REQUEST, req);
-    req->magic = PD_MAGIC_FREED;
-    free(req);
+    pd_request_drop_handle(req);
     *handle = MPI_REQUEST_NULL;
 }

@@ -36,6 +36,13 @@ struct pd_request_state {
     void *stage_device;
     int (*unstage)(struct pd_request_state *st, bool deliver,
                    struct pd_fail *fail);
+    /* A generalized request (MPI_Grequest_start): the user's callbacks,
+     * which give its status when it is finished, free its state when it
+     * is let go of, and take it back on MPI_Cancel. */
+    MPI_Grequest_query_function *greq_query;
+    MPI_Grequest_free_function *greq_free;
+    MPI_Grequest_cancel_function *greq_cancel;
+    void *greq_extra;
     /* An Isend through the shared-memory queues (service/p2p_shm.c):
      * the send, its local rank, and its comm rank and tag for messages. */
     void *queued;
@@ -87,7 +94,10 @@ void pd_request_pause(uint32_t bell, int64_t waited_ns);
  * outcome's error class; *fail holds the message. */
 int pd_request_finish(MPI_Request *handle, MPI_Status *status,
                       struct pd_fail *fail);
-/* MPI_Request_free: release now if done, else when it completes. */
+/* MPI_Request_free: release now if done, else when it completes (a
+ * generalized request's handle stays until MPI_Grequest_complete, which
+ * then drops it with pd_request_drop_handle). */
+void pd_request_drop_handle(struct ompi_request_t *req);
 void pd_request_release(MPI_Request *handle);
 void pd_status_set_empty(MPI_Status *status, int error);
 
