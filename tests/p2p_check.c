@@ -945,6 +945,79 @@ static void check_buffered_and_ready(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Persistent requests                                                  */
+/* ------------------------------------------------------------------ */
+
+/* A small and a 256 KiB message to the next rank, each through one
+ * MPI_Send_init / MPI_Recv_init pair started five times with
+ * MPI_Startall (new contents each time); the handles stay after
+ * MPI_Waitall, and an inactive one completes at once with an empty
+ * status. A started receive nothing matches is cancelled. */
+static void check_persistent(void)
+{
+    struct verdict v = {""};
+    int to = next_rank(1), from = next_rank(-1);
+    const int sizes[2] = { 10, 65536 };
+    int *out[2], *in[2];
+    MPI_Request reqs[4];
+    for (int k = 0; k < 2; k++) {
+        out[k] = alloc_ints((size_t)sizes[k]);
+        in[k] = alloc_ints((size_t)sizes[k]);
+        check_rc(&v, "MPI_Recv_init",
+                 MPI_Recv_init(in[k], sizes[k], MPI_INT, from, 60 + k,
+                               MPI_COMM_WORLD, &reqs[2 * k]));
+        check_rc(&v, "MPI_Send_init",
+                 MPI_Send_init(out[k], sizes[k], MPI_INT, to, 60 + k,
+                               MPI_COMM_WORLD, &reqs[2 * k + 1]));
+    }
+    for (int round = 0; round < 5; round++) {
+        for (int k = 0; k < 2; k++)
+            fill(out[k], sizes[k], world_rank, to, 60 + k, round);
+        check_rc(&v, "MPI_Startall", MPI_Startall(4, reqs));
+        MPI_Status st[4];
+        check_rc(&v, "MPI_Waitall", MPI_Waitall(4, reqs, st));
+        for (int k = 0; k < 2; k++) {
+            verify_msg(&v, in[k], sizes[k], sizes[k], from, world_rank,
+                       60 + k, round, "persistent");
+            verify_status(&v, &st[2 * k], from, 60 + k, sizes[k],
+                          "persistent");
+        }
+        for (int i = 0; i < 4; i++)
+            if (reqs[i] == MPI_REQUEST_NULL)
+                fail(&v, "MPI_Waitall set persistent request %d to "
+                     "MPI_REQUEST_NULL", i);
+    }
+    int flag = 0;
+    MPI_Status st;
+    check_rc(&v, "MPI_Test", MPI_Test(&reqs[0], &flag, &st));
+    if (!flag || st.MPI_SOURCE != MPI_ANY_SOURCE || st.MPI_TAG != MPI_ANY_TAG)
+        fail(&v, "an inactive persistent request: flag %d, source %d, tag %d",
+             flag, st.MPI_SOURCE, st.MPI_TAG);
+    for (int i = 0; i < 4; i++)
+        check_rc(&v, "MPI_Request_free", MPI_Request_free(&reqs[i]));
+    MPI_Request lone;
+    int x = CANARY;
+    check_rc(&v, "MPI_Recv_init",
+             MPI_Recv_init(&x, 1, MPI_INT, from, 62, MPI_COMM_WORLD, &lone));
+    check_rc(&v, "MPI_Start", MPI_Start(&lone));
+    check_rc(&v, "MPI_Cancel", MPI_Cancel(&lone));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&lone, &st));
+    flag = 0;
+    MPI_Test_cancelled(&st, &flag);
+    if (!flag || x != CANARY || lone == MPI_REQUEST_NULL)
+        fail(&v, "a started persistent receive nothing matched was not "
+             "cancelled (flag %d)", flag);
+    check_rc(&v, "MPI_Request_free", MPI_Request_free(&lone));
+    for (int k = 0; k < 2; k++) {
+        free(out[k]);
+        free(in[k]);
+    }
+    report(&v, "persistent sends and receives (10 ints and 256 KiB) started "
+           "5 times with MPI_Startall; inactive requests; MPI_Cancel of a "
+           "started receive");
+}
+
+/* ------------------------------------------------------------------ */
 /* A fresh communicator                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -1136,6 +1209,7 @@ int main(int argc, char **argv)
     check_matched_probe();
     check_first_call_on_dup();
     check_buffered_and_ready();
+    check_persistent();
 
     int status = finish();
     MPI_Finalize();

@@ -76,9 +76,23 @@ int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok);
 /* Every argument of a send but the request. */
 int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
                   MPI_Datatype type, int dest, int tag);
+/* Every argument of a receive but the request. */
+int pd_check_recv(MPI_Comm comm, const char *call, void *buf, int count,
+                  MPI_Datatype type, int source, int tag);
 /* The request argument of a nonblocking call: not NULL. */
 int pd_check_request_out(MPI_Comm comm, const char *call,
                          MPI_Request *request);
+/* The starts of point-to-point calls the entry points share, arguments
+ * checked before (api/p2p.c, api/bsend.c): a send (request NULL:
+ * blocking), a receive (MPI_PROC_NULL: born complete), a buffered send
+ * (its own checks included). */
+int pd_api_send(const char *call, const void *buf, int count,
+                MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request);
+int pd_api_irecv(const char *call, void *buf, int count, MPI_Datatype type,
+                 int source, int tag, MPI_Comm comm, MPI_Request *request);
+int pd_api_bsend(const char *call, const void *buf, int count,
+                 MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

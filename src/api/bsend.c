@@ -98,7 +98,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 
-static int pd_bsend(const char *call, const void *buf, int count,
+int pd_api_bsend(const char *call, const void *buf, int count,
                     MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
     PD_CHECK(pd_check_active(call));
@@ -144,7 +144,7 @@ static int pd_bsend(const char *call, const void *buf, int count,
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm)
 {
-    return pd_bsend("MPI_Bsend", buf, count, datatype, dest, tag, comm);
+    return pd_api_bsend("MPI_Bsend", buf, count, datatype, dest, tag, comm);
 }
 
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest,
@@ -153,7 +153,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest,
     static const char call[] = "MPI_Ibsend";
     if (request == NULL)
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    PD_CHECK(pd_bsend(call, buf, count, datatype, dest, tag, comm));
+    PD_CHECK(pd_api_bsend(call, buf, count, datatype, dest, tag, comm));
     /* Born complete: the message is buffered. */
     if ((*request = pd_request_new_done(comm, call)) == NULL)
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");

@@ -190,3 +190,14 @@ int pd_check_request_out(MPI_Comm comm, const char *call,
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
     return MPI_SUCCESS;
 }
+
+int pd_check_recv(MPI_Comm comm, const char *call, void *buf, int count,
+                  MPI_Datatype type, int source, int tag)
+{
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_count(comm, call, count, "count"));
+    PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
+    PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
+    return pd_check_tag(comm, call, tag, true);
+}

@@ -25,17 +25,6 @@
 #pragma weak MPI_Cancel = PMPI_Cancel
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 
-static int pd_check_recv(MPI_Comm comm, const char *call, void *buf,
-                         int count, MPI_Datatype type, int source, int tag)
-{
-    PD_CHECK(pd_check_comm(comm, call));
-    PD_CHECK(pd_check_count(comm, call, count, "count"));
-    PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
-    PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
-    return pd_check_tag(comm, call, tag, true);
-}
-
 static void pd_status_proc_null(MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE)
@@ -60,7 +49,7 @@ static int pd_proc_null_request(const char *call, MPI_Comm comm,
 }
 
 /* Start a send; request NULL means blocking. */
-static int pd_send(const char *call, const void *buf, int count,
+int pd_api_send(const char *call, const void *buf, int count,
                    MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
@@ -86,6 +75,14 @@ static int pd_irecv(const char *call, void *buf, int count, MPI_Datatype type,
     return MPI_SUCCESS;
 }
 
+int pd_api_irecv(const char *call, void *buf, int count, MPI_Datatype type,
+                 int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    if (source == MPI_PROC_NULL)
+        return pd_proc_null_request(call, comm, request);
+    return pd_irecv(call, buf, count, type, source, tag, comm, request);
+}
+
 /* Wait for a receive and raise its failure (truncation, lost peer). */
 static int pd_wait_recv(const char *call, MPI_Comm comm, MPI_Request *request,
                         MPI_Status *status)
@@ -103,7 +100,7 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
     static const char call[] = "MPI_Send";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    return pd_send(call, buf, count, datatype, dest, tag, comm, NULL);
+    return pd_api_send(call, buf, count, datatype, dest, tag, comm, NULL);
 }
 
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
@@ -114,7 +111,7 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
     if (request == NULL)
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    return pd_send(call, buf, count, datatype, dest, tag, comm, request);
+    return pd_api_send(call, buf, count, datatype, dest, tag, comm, request);
 }
 
 /* A ready send is a standard send, which MPI allows: its receive is
@@ -125,7 +122,7 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
     static const char call[] = "MPI_Rsend";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    return pd_send(call, buf, count, datatype, dest, tag, comm, NULL);
+    return pd_api_send(call, buf, count, datatype, dest, tag, comm, NULL);
 }
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
@@ -136,7 +133,7 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
     if (request == NULL)
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    return pd_send(call, buf, count, datatype, dest, tag, comm, request);
+    return pd_api_send(call, buf, count, datatype, dest, tag, comm, request);
 }
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
@@ -184,7 +181,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     if (source != MPI_PROC_NULL)
         PD_CHECK(pd_irecv(call, recvbuf, recvcount, recvtype, source, recvtag,
                           comm, &request));
-    PD_CHECK(pd_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm,
+    PD_CHECK(pd_api_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm,
                      NULL));
     if (source == MPI_PROC_NULL) {
         pd_status_proc_null(status);
@@ -361,6 +358,14 @@ int PMPI_Cancel(MPI_Request *request)
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_live_request(call, request));
     struct pd_request_state *st = (*request)->state;
+    /* A persistent request: its started operation's. */
+    if (st->persistent) {
+        if (st->active == NULL)
+            return pd_raise(st->comm, call, MPI_ERR_REQUEST, "the %s "
+                            "request is not started", st->call);
+        request = &st->active;
+        st = st->active->state;
+    }
     if (st->collective)
         return pd_raise(st->comm, call, MPI_ERR_REQUEST,
                         "the request is %s's, and a collective cannot be "

@@ -37,6 +37,7 @@ struct ompi_request_t *pd_request_new_done(struct ompi_communicator_t *comm,
 
 static void pd_request_state_free(struct pd_request_state *st)
 {
+    free(st->persistent_args);
     if (st->unstage != NULL)
         st->unstage(st, false, NULL);
     if (st->greq_free != NULL)
@@ -113,6 +114,8 @@ bool pd_request_is_valid(const struct ompi_request_t *req)
 bool pd_request_is_done(struct ompi_request_t *req)
 {
     struct pd_request_state *st = req->state;
+    if (st->persistent)
+        return st->active == NULL || pd_request_is_done(st->active);
     pd_request_poll();
     pthread_mutex_lock(&st->lock);
     bool done = st->done;
@@ -149,6 +152,11 @@ static void pd_request_poll_until_done(struct ompi_request_t *req)
 
 void pd_request_wait_done(struct ompi_request_t *req)
 {
+    if (req->state->persistent) {
+        if (req->state->active != NULL)
+            pd_request_wait_done(req->state->active);
+        return;
+    }
     if (pd_polled()) {
         pd_request_poll_until_done(req);
         return;
@@ -188,6 +196,17 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
 {
     struct ompi_request_t *req = *handle;
     struct pd_request_state *st = req->state;
+    if (st->persistent) {
+        /* Finished, a persistent request stays, inactive. */
+        if (st->active == NULL) {
+            pd_status_set_empty(status, MPI_SUCCESS);
+            *fail = (struct pd_fail){ MPI_SUCCESS, "" };
+            return MPI_SUCCESS;
+        }
+        int rc = pd_request_finish(&st->active, status, fail);
+        st->active = NULL;      /* not MPI_REQUEST_NULL: inactive */
+        return rc;
+    }
     if (st->unstage != NULL && st->fail.errclass == MPI_SUCCESS)
         st->unstage(st, true, &st->fail);
     /* A generalized request's status is what its query callback says,
@@ -226,6 +245,15 @@ void pd_request_release(MPI_Request *handle)
 {
     struct ompi_request_t *req = *handle;
     struct pd_request_state *st = req->state;
+    if (st->persistent) {
+        /* Its operation, if started, completes on its own. */
+        if (st->active != NULL)
+            pd_request_release(&st->active);
+        pd_request_state_free(st);
+        pd_request_drop_handle(req);
+        *handle = MPI_REQUEST_NULL;
+        return;
+    }
     pthread_mutex_lock(&st->lock);
     bool done = st->done;
     st->user_freed = true;

@@ -36,6 +36,14 @@ struct pd_request_state {
     void *stage_device;
     int (*unstage)(struct pd_request_state *st, bool deliver,
                    struct pd_fail *fail);
+    /* A persistent request (MPI_Send_init & co.): start makes the
+     * operation's request, active, from the arguments it was made with
+     * (persistent_args, freed with it); inactive while active is NULL.
+     * The completion calls look at active in its place, and finishing
+     * it leaves this request inactive, not freed. */
+    bool persistent;
+    struct ompi_request_t *active;
+    void *persistent_args;
     /* A generalized request (MPI_Grequest_start): the user's callbacks,
      * which give its status when it is finished, free its state when it
      * is let go of, and take it back on MPI_Cancel. */
