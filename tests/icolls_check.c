@@ -8,11 +8,14 @@
  * MPI_Waitall, then each result is compared with values computed here
  * from the ranks and indices alone (v(r, j) = 1000 r + j; uneven counts
  * r + 1 with gaps between the blocks, which must stay untouched), and
- * the whole round is repeated with every root. A plain MPI program: the
- * same output under Open MPI's mpirun.
+ * the whole round is repeated with every root. Then the blocking
+ * MPI_Alltoallw with an int or a double block per peer at byte
+ * displacements. A plain MPI program: the same output under Open MPI's
+ * mpirun.
  */
 #include <mpi.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -172,6 +175,50 @@ static void round_with_root(struct verdict *vd, int root)
     free(agv_recv); free(rs_send); free(rs_recv);
 }
 
+/* Rank r sends (r + p) % 3 + 1 items to p, ints where r + p is even and
+ * doubles where it is odd, valued 10000 r + 100 p + j, 32 bytes apart. */
+static void check_alltoallw(void)
+{
+    struct verdict vd = {""};
+    int n = world_size, me = world_rank;
+    int *sc = ints(n, 0), *sd = ints(n, 0), *rc = ints(n, 0), *rd = ints(n, 0);
+    MPI_Datatype *st = malloc((size_t)n * sizeof(*st));
+    MPI_Datatype *rt = malloc((size_t)n * sizeof(*rt));
+    char *send = calloc((size_t)n, 32), *recv = malloc((size_t)n * 32);
+    for (int i = 0; i < n * 32; i++)
+        recv[i] = 0x55;
+    for (int p = 0; p < n; p++) {
+        bool ints_block = (me + p) % 2 == 0;
+        sc[p] = rc[p] = (me + p) % 3 + 1;
+        sd[p] = rd[p] = 32 * p;
+        st[p] = rt[p] = ints_block ? MPI_INT : MPI_DOUBLE;
+        for (int j = 0; j < sc[p]; j++) {
+            int value = 10000 * me + 100 * p + j;
+            if (ints_block)
+                ((int *)(send + 32 * p))[j] = value;
+            else
+                ((double *)(send + 32 * p))[j] = value;
+        }
+    }
+    check_rc(&vd, "MPI_Alltoallw", MPI_Alltoallw(send, sc, sd, st, recv, rc,
+                                                 rd, rt, MPI_COMM_WORLD));
+    int bad = 0;
+    for (int p = 0; p < n; p++)
+        for (int j = 0; j < rc[p]; j++) {
+            int want = 10000 * p + 100 * me + j;
+            if ((me + p) % 2 == 0)
+                bad += ((int *)(recv + 32 * p))[j] != want;
+            else
+                bad += ((double *)(recv + 32 * p))[j] != want;
+        }
+    if (bad)
+        fail(&vd, "MPI_Alltoallw: %d wrong items on rank %d", bad, me);
+    report(&vd, "MPI_Alltoallw with int and double blocks at byte "
+           "displacements");
+    free(sc); free(sd); free(rc); free(rd); free(st); free(rt); free(send);
+    free(recv);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -186,6 +233,7 @@ int main(int argc, char **argv)
     report(&vd, "nine nonblocking collectives outstanding together "
            "(gather(v), scatter(v), allgatherv, alltoallv, reduce_scatter, "
            "scan, exscan), every root, uneven counts with gaps");
+    check_alltoallw();
     int status = finish();
     MPI_Finalize();
     return status;
