@@ -37,6 +37,12 @@ struct ompi_request_t *pd_request_new_done(struct ompi_communicator_t *comm,
 
 static void pd_request_state_free(struct pd_request_state *st)
 {
+    /* A waiter that polls reads done without the lock, which the
+     * completing thread still holds while it wakes sleepers
+     * (pd_request_complete): wait until that thread has let go of the
+     * lock before the state goes. */
+    pthread_mutex_lock(&st->lock);
+    pthread_mutex_unlock(&st->lock);
     free(st->persistent_args);
     if (st->unstage != NULL)
         st->unstage(st, false, NULL);
@@ -254,13 +260,16 @@ void pd_request_release(MPI_Request *handle)
         *handle = MPI_REQUEST_NULL;
         return;
     }
+    /* Read before the lock is let go: from then on, the thread that
+     * completes the request frees its state. */
+    bool generalized = st->greq_query != NULL;
     pthread_mutex_lock(&st->lock);
     bool done = st->done;
     st->user_freed = true;
     pthread_mutex_unlock(&st->lock);
     /* A generalized request is still MPI_Grequest_complete's to complete
      * through a copy of its handle: that call lets go of it. */
-    if (!done && st->greq_query != NULL) {
+    if (!done && generalized) {
         *handle = MPI_REQUEST_NULL;
         return;
     }
