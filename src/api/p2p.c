@@ -94,46 +94,47 @@ static int pd_wait_recv(const char *call, MPI_Comm comm, MPI_Request *request,
     return MPI_SUCCESS;
 }
 
+/* MPI_Send, MPI_Isend and the ready sends, which are standard sends (as
+ * MPI allows: a ready send's receive is posted already, or the program
+ * is erroneous); request NULL: blocking. */
+static int pd_send_call(const char *call, const void *buf, int count,
+                        MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, bool nonblocking, MPI_Request *request)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
+    if (nonblocking && request == NULL)
+        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    return pd_api_send(call, buf, count, datatype, dest, tag, comm,
+                       nonblocking ? request : NULL);
+}
+
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Send";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    return pd_api_send(call, buf, count, datatype, dest, tag, comm, NULL);
+    return pd_send_call("MPI_Send", buf, count, datatype, dest, tag, comm,
+                        false, NULL);
 }
 
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request *request)
 {
-    static const char call[] = "MPI_Isend";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    if (request == NULL)
-        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    return pd_api_send(call, buf, count, datatype, dest, tag, comm, request);
+    return pd_send_call("MPI_Isend", buf, count, datatype, dest, tag, comm,
+                        true, request);
 }
 
-/* A ready send is a standard send, which MPI allows: its receive is
- * posted already, or the program is erroneous. */
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Rsend";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    return pd_api_send(call, buf, count, datatype, dest, tag, comm, NULL);
+    return pd_send_call("MPI_Rsend", buf, count, datatype, dest, tag, comm,
+                        false, NULL);
 }
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
                 int tag, MPI_Comm comm, MPI_Request *request)
 {
-    static const char call[] = "MPI_Irsend";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    if (request == NULL)
-        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    return pd_api_send(call, buf, count, datatype, dest, tag, comm, request);
+    return pd_send_call("MPI_Irsend", buf, count, datatype, dest, tag, comm,
+                        true, request);
 }
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,

@@ -50,35 +50,37 @@ static int pd_persistent_new(const char *call, enum pd_persistent_kind kind,
     return MPI_SUCCESS;
 }
 
+static int pd_send_init(const char *call, enum pd_persistent_kind kind,
+                        const void *buf, int count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
+    return pd_persistent_new(call, kind, buf, count, datatype, dest, tag,
+                             comm, request);
+}
+
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype,
                    int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    static const char call[] = "MPI_Send_init";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    return pd_persistent_new(call, PD_PERSIST_SEND, buf, count, datatype,
-                             dest, tag, comm, request);
+    return pd_send_init("MPI_Send_init", PD_PERSIST_SEND, buf, count,
+                        datatype, dest, tag, comm, request);
 }
 
 /* A ready send is a standard send (as MPI_Rsend is). */
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype,
                     int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    static const char call[] = "MPI_Rsend_init";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    return pd_persistent_new(call, PD_PERSIST_SEND, buf, count, datatype,
-                             dest, tag, comm, request);
+    return pd_send_init("MPI_Rsend_init", PD_PERSIST_SEND, buf, count,
+                        datatype, dest, tag, comm, request);
 }
 
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype,
                     int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    static const char call[] = "MPI_Bsend_init";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    return pd_persistent_new(call, PD_PERSIST_BSEND, buf, count, datatype,
-                             dest, tag, comm, request);
+    return pd_send_init("MPI_Bsend_init", PD_PERSIST_BSEND, buf, count,
+                        datatype, dest, tag, comm, request);
 }
 
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source,
