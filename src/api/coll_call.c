@@ -5,8 +5,72 @@
  * communicator's progress thread; a failure is raised through the
  * communicator's error handler.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "api/api.h"
 #include "service/progress.h"
+
+/* Point *array at a copy of its comm->size ints in *next. */
+static void pd_keep_array(const int **array, int **next, int size)
+{
+    if (*array == NULL)
+        return;
+    memcpy(*next, *array, (size_t)size * sizeof(int));
+    *array = *next;
+    *next += size;
+}
+
+/* A queued v-collective reads its count and displacement arrays when it
+ * runs. MPI has the caller keep them until then, but bindings let go of
+ * theirs once the call returns (mpi4py does): the request keeps copies of
+ * the ones that matter on this rank. */
+static int pd_keep_arrays(struct pd_request_state *st)
+{
+    struct pd_coll *c = &st->coll;
+    int size = c->comm->size;
+    bool root = c->comm->rank == c->root;
+    const int **kept[5];
+    int n = 0;
+    switch (c->kind) {
+    case PD_COLL_GATHERV:
+        if (root) {
+            kept[n++] = &c->recv.counts;
+            kept[n++] = &c->recv.displs;
+        }
+        break;
+    case PD_COLL_SCATTERV:
+        if (root) {
+            kept[n++] = &c->send.counts;
+            kept[n++] = &c->send.displs;
+        }
+        break;
+    case PD_COLL_ALLGATHERV:
+        kept[n++] = &c->recv.counts;
+        kept[n++] = &c->recv.displs;
+        break;
+    case PD_COLL_ALLTOALLV:
+        kept[n++] = &c->send.counts;
+        kept[n++] = &c->send.displs;
+        kept[n++] = &c->recv.counts;
+        kept[n++] = &c->recv.displs;
+        break;
+    case PD_COLL_REDUCE_SCATTER:
+        kept[n++] = &c->counts;
+        break;
+    default:
+        break;
+    }
+    if (n == 0)
+        return 0;
+    st->coll_arrays = malloc((size_t)n * (size_t)size * sizeof(int));
+    if (st->coll_arrays == NULL)
+        return -1;
+    int *next = st->coll_arrays;
+    for (int i = 0; i < n; i++)
+        pd_keep_array(kept[i], &next, size);
+    return 0;
+}
 
 int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
                 MPI_Request *request)
@@ -20,9 +84,14 @@ int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
         struct ompi_request_t *req = pd_request_new(comm, call);
         if (req == NULL)
             return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-        c->tag = pd_comm_reserve_tags(comm);
         req->state->coll = *c;
         req->state->collective = true;
+        if (pd_keep_arrays(req->state) != 0) {
+            pd_request_complete(req->state);
+            pd_request_release(&req);
+            return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+        }
+        req->state->coll.tag = pd_comm_reserve_tags(comm);
         if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
             pd_request_release(&req);
             return pd_raise_fail(comm, call, &fail);

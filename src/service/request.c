@@ -44,6 +44,7 @@ static void pd_request_state_free(struct pd_request_state *st)
     pthread_mutex_lock(&st->lock);
     pthread_mutex_unlock(&st->lock);
     free(st->persistent_args);
+    free(st->coll_arrays);
     if (st->unstage != NULL)
         st->unstage(st, false, NULL);
     if (st->greq_free != NULL)
