@@ -15,13 +15,6 @@
 
 #include "tap_harness.h"
 
-static int error_class(int rc)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    return cls;
-}
-
 static void check_entries(void)
 {
     struct verdict v = {""};

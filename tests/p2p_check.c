@@ -738,13 +738,6 @@ static void check_flood_then_barrier(void)
 /* Cancellation                                                         */
 /* ------------------------------------------------------------------ */
 
-static int error_class(int rc)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    return cls;
-}
-
 /* A receive nothing matches is taken back: MPI_Wait completes it,
  * MPI_Test_cancelled says so, its buffer is untouched. A receive racing
  * its message is either cancelled (a later receive gets the message) or

@@ -131,3 +131,10 @@ int finish(void)
     }
     return checks_failed > 0 ? 1 : 0;
 }
+
+int error_class(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}

@@ -49,6 +49,8 @@ void report_bool(bool passed, const char *fmt, ...);
 __attribute__((format(printf, 2, 3)))
 void report_skip(const char *why, const char *fmt, ...);
 bool library_is_open_mpi(void);
+/* The error class of an MPI return code (-1 if MPI_Error_class fails). */
+int error_class(int rc);
 /* Call before MPI_Finalize; returns the exit status. */
 int finish(void);
 

@@ -18,13 +18,6 @@
 
 #include "tap_harness.h"
 
-static int error_class(int rc)
-{
-    int cls = -1;
-    MPI_Error_class(rc, &cls);
-    return cls;
-}
-
 static void check_dims_create(void)
 {
     struct verdict v = {""};
