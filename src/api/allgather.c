@@ -20,8 +20,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                          .recvbuf = recvbuf, .count = bytes, .root = -1,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
-    return pd_api_coll(call, &c, &(struct pd_agree){ NULL, bytes, bytes },
-                       NULL);
+    return pd_api_coll(call, &c, &(struct pd_agree){
+        NULL, bytes, bytes, sendtype, recvtype, NULL }, NULL);
 }
 
 /* MPI_Allgatherv, and with request MPI_Iallgatherv. */
@@ -37,12 +37,12 @@ static int pd_allgatherv(const char *call, const void *sendbuf, int sendcount,
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, displs, "displs"));
     PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
-    size_t extent = pd_type_extent(recvtype);
+    size_t extent = pd_type_packed(recvtype);
     if (!in_place) {
         PD_CHECK(pd_check_side(comm, call, sendbuf,
                                sendcount, sendtype, PD_SIDE_SEND));
         PD_CHECK(pd_check_same_bytes(comm, call,
-                                     (size_t)sendcount * pd_type_extent(sendtype),
+                                     (size_t)sendcount * pd_type_packed(sendtype),
                                      (size_t)recvcounts[comm->rank] * extent,
                                      comm->rank));
     }
@@ -53,7 +53,8 @@ static int pd_allgatherv(const char *call, const void *sendbuf, int sendcount,
                          .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         recvtype, PD_CALL_ANY_BYTES,
-        (size_t)recvcounts[comm->rank] * extent }, request);
+        (size_t)recvcounts[comm->rank] * extent, sendtype, recvtype, NULL },
+        request);
 }
 
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -15,6 +15,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                          .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
                          .recvbuf = recvbuf, .count = (size_t)count,
                          .type = datatype, .op = op, .root = -1 };
-    return pd_api_coll(call, &c, &(struct pd_agree){ datatype, bytes, bytes },
+    return pd_api_coll(call, &c, &(struct pd_agree){ .type = datatype, .bytes = bytes,
+                                                     .stat_bytes = bytes },
                        NULL);
 }

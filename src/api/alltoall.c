@@ -8,6 +8,7 @@
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
 #pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
 #pragma weak MPI_Alltoallw = PMPI_Alltoallw
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
 
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
@@ -28,7 +29,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, bytes, bytes * (size_t)comm->size }, NULL);
+        NULL, bytes, bytes * (size_t)comm->size, sendtype, recvtype, NULL },
+        NULL);
 }
 
 /* MPI_Alltoallv, and with request MPI_Ialltoallv. */
@@ -45,13 +47,13 @@ static int pd_alltoallv(const char *call, const void *sendbuf,
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, rdispls, "rdispls"));
     PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
-    struct pd_layout recv = { recvcounts, rdispls, pd_type_extent(recvtype) };
+    struct pd_layout recv = { recvcounts, rdispls, pd_type_packed(recvtype) };
     struct pd_layout send = recv;
     if (!in_place) {
         PD_CHECK(pd_check_counts(comm, call, sendcounts, comm->size, "sendcounts"));
         PD_CHECK(pd_check_displs(comm, call, sdispls, "sdispls"));
         PD_CHECK(pd_check_data_type(comm, call, sendtype, "sendtype"));
-        send = (struct pd_layout){ sendcounts, sdispls, pd_type_extent(sendtype) };
+        send = (struct pd_layout){ sendcounts, sdispls, pd_type_packed(sendtype) };
         /* Only this rank's own block can be compared locally. */
         PD_CHECK(pd_check_same_bytes(
             comm, call, (size_t)sendcounts[comm->rank] * send.extent,
@@ -65,7 +67,8 @@ static int pd_alltoallv(const char *call, const void *sendbuf,
                          .recvbuf = recvbuf, .send = send, .recv = recv,
                          .root = -1, .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, PD_CALL_ANY_BYTES, received }, request);
+        NULL, PD_CALL_ANY_BYTES, received, sendtype, recvtype, NULL },
+        request);
 }
 
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[],
@@ -90,11 +93,12 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
                         comm, request);
 }
 
-/* counts[i] items of types[i] as bytes in *bytes (a new array); the
- * datatypes checked, a block past INT_MAX bytes refused. */
+/* counts[i] items of types[i] as packed bytes in *bytes (a new array);
+ * the datatypes checked, a block past INT_MAX bytes refused. *plain:
+ * whether every block's type is contiguous. */
 static int pd_block_bytes(MPI_Comm comm, const char *call, const int *counts,
                           const MPI_Datatype *types, const char *what,
-                          int **bytes)
+                          int **bytes, bool *plain)
 {
     if (types == NULL)
         return pd_raise(comm, call, MPI_ERR_ARG, "%s is NULL", what);
@@ -102,63 +106,150 @@ static int pd_block_bytes(MPI_Comm comm, const char *call, const int *counts,
         PD_CHECK(pd_check_data_type(comm, call, types[i], what));
     if ((*bytes = malloc((size_t)comm->size * sizeof(int))) == NULL)
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    *plain = true;
     for (int i = 0; i < comm->size; i++) {
-        size_t n = (size_t)counts[i] * pd_type_extent(types[i]);
+        size_t n = (size_t)counts[i] * pd_type_packed(types[i]);
         if (n > INT_MAX) {
             free(*bytes);
             return pd_raise(comm, call, MPI_ERR_COUNT, "block %d of %s is "
                             "%zu bytes, more than an int counts", i, what, n);
         }
         (*bytes)[i] = (int)n;
+        if (counts[i] > 0 && !types[i]->contiguous)
+            *plain = false;
     }
     return MPI_SUCCESS;
 }
 
-/* Every block has a datatype of its own and a displacement in bytes: as
- * an alltoallv of bytes. */
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
-                   const int sdispls[], const MPI_Datatype sendtypes[],
-                   void *recvbuf, const int recvcounts[], const int rdispls[],
-                   const MPI_Datatype recvtypes[], MPI_Comm comm)
+/* One side of an alltoallw whose blocks are not all contiguous: every
+ * block packed end to end in a scratch buffer, at the offsets written to
+ * packed_displs (bytes), in a stage added to *list. */
+static int pd_alltoallw_stage(MPI_Comm comm, const char *call, const void *buf,
+                              const int *counts, const int *displs,
+                              const MPI_Datatype *types, const int *bytes,
+                              bool in, bool out, int *packed_displs,
+                              struct pd_type_stage **list)
 {
-    static const char call[] = "MPI_Alltoallw";
+    struct pd_type_stage *st = pd_stage_new();
+    if (st == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    st->next = *list;
+    *list = st;
+    size_t offset = 0;
+    for (int i = 0; i < comm->size; i++) {
+        if (offset > INT_MAX)
+            return pd_raise(comm, call, MPI_ERR_COUNT, "the blocks pack to "
+                            "more bytes than an int counts");
+        packed_displs[i] = (int)offset;
+        if (bytes[i] > 0 &&
+            pd_stage_add(st, (char *)buf + displs[i], types[i],
+                         (size_t)counts[i], offset, in, out) != 0)
+            return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+        offset += (size_t)bytes[i];
+    }
+    if (pd_stage_pack(st) != 0)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
+}
+
+/* Every block has a datatype of its own and a displacement in bytes: an
+ * alltoallv of bytes, by way of packed copies where a type is not
+ * contiguous. Request NULL: blocking. */
+static int pd_alltoallw(const char *call, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf,
+                        const int recvcounts[], const int rdispls[],
+                        const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Request *request)
+{
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, rdispls, "rdispls"));
-    int *rbytes = NULL, *sbytes = NULL;
+    int *rbytes = NULL, *sbytes = NULL, *displs = NULL;
+    bool rplain, splain = true;
     PD_CHECK(pd_block_bytes(comm, call, recvcounts, recvtypes, "recvtypes",
-                            &rbytes));
+                            &rbytes, &rplain));
     int rc = MPI_SUCCESS;
+    struct pd_type_stage *stage = NULL;
     if (!in_place &&
         ((rc = pd_check_counts(comm, call, sendcounts, comm->size,
                                "sendcounts")) != MPI_SUCCESS ||
          (rc = pd_check_displs(comm, call, sdispls, "sdispls")) !=
              MPI_SUCCESS ||
          (rc = pd_block_bytes(comm, call, sendcounts, sendtypes, "sendtypes",
-                              &sbytes)) != MPI_SUCCESS ||
+                              &sbytes, &splain)) != MPI_SUCCESS ||
          (rc = pd_check_same_bytes(comm, call, (size_t)sbytes[comm->rank],
                                    (size_t)rbytes[comm->rank], comm->rank)) !=
-             MPI_SUCCESS)) {
-        free(rbytes);
-        free(sbytes);
-        return rc;
-    }
+             MPI_SUCCESS))
+        goto out;
     struct pd_layout recv = { rbytes, rdispls, 1 };
     struct pd_layout send = in_place ? recv
                                      : (struct pd_layout){ sbytes, sdispls, 1 };
+    const void *sdata = in_place ? NULL : sendbuf;
+    void *rdata = recvbuf;
+    if (!rplain || !splain) {
+        int n = comm->size;
+        if ((displs = malloc(2 * (size_t)n * sizeof(int))) == NULL) {
+            rc = pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+            goto out;
+        }
+        if ((rc = pd_alltoallw_stage(comm, call, recvbuf, recvcounts, rdispls,
+                                     recvtypes, rbytes, in_place, true,
+                                     displs, &stage)) != MPI_SUCCESS)
+            goto out;
+        rdata = stage->packed;
+        recv.displs = displs;
+        send = recv;
+        if (!in_place) {
+            if ((rc = pd_alltoallw_stage(comm, call, sendbuf, sendcounts,
+                                         sdispls, sendtypes, sbytes, true,
+                                         false, displs + n, &stage)) !=
+                MPI_SUCCESS)
+                goto out;
+            sdata = stage->packed;
+            send = (struct pd_layout){ sbytes, displs + n, 1 };
+        }
+    }
     size_t received = 0;
     for (int i = 0; i < comm->size; i++)
         received += (size_t)rbytes[i];
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .send = send, .recv = recv,
-                         .root = -1,
+                         .sendbuf = sdata, .recvbuf = rdata, .send = send,
+                         .recv = recv, .root = -1,
                          .signature = pd_type_signature(MPI_BYTE) };
+    /* The request copies the layouts' arrays (api/coll_call.c). */
     rc = pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, PD_CALL_ANY_BYTES, received }, NULL);
+        .type = NULL, .bytes = PD_CALL_ANY_BYTES, .stat_bytes = received,
+        .stage = stage }, request);
+    stage = NULL;                   /* the call's now */
+out:
+    pd_stage_free(stage);
+    free(displs);
     free(rbytes);
     free(sbytes);
     return rc;
+}
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[],
+                   const int sdispls[], const MPI_Datatype sendtypes[],
+                   void *recvbuf, const int recvcounts[], const int rdispls[],
+                   const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return pd_alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls,
+                        sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                        comm, NULL);
+}
+
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
+                    const int sdispls[], const MPI_Datatype sendtypes[],
+                    void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[],
+                    MPI_Comm comm, MPI_Request *request)
+{
+    PD_CHECK(pd_check_request_out(comm, "MPI_Ialltoallw", request));
+    return pd_alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls,
+                        sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                        comm, request);
 }

@@ -18,6 +18,7 @@
 #include "core/objects.h"
 #include "core/runtime.h"
 #include "core/stats.h"
+#include "core/type_stage.h"
 
 #define PD_CHECK(expr)                       \
     do {                                     \
@@ -35,6 +36,11 @@ struct pd_agree {
     MPI_Datatype type;
     size_t bytes;
     size_t stat_bytes;
+    /* The datatypes of a move's send and receive buffers (a reduction's
+     * is c->type): where not contiguous, the call runs on packed copies
+     * (api/stage.c); stage: copies made by the caller, handed over. */
+    MPI_Datatype send_type, recv_type;
+    struct pd_type_stage *stage;
 };
 /* Run collective c for call (api/coll_call.c): entered, tagged, timed,
  * run now -- or, with request, queued and *request its handle -- and a
@@ -47,8 +53,8 @@ int pd_check_count(MPI_Comm comm, const char *call, int count,
 /* A valid datatype handle (queries accept any). */
 int pd_check_type(MPI_Comm comm, const char *call, MPI_Datatype type,
                   const char *what);
-/* A datatype that can describe a buffer in communication: valid,
- * committed, and contiguous (pdmpi moves contiguous data only). */
+/* A datatype that can describe a buffer in communication: valid and
+ * committed. */
 int pd_check_data_type(MPI_Comm comm, const char *call, MPI_Datatype type,
                        const char *what);
 /* counts[0..n) non-negative (and the array itself present). */
@@ -93,6 +99,15 @@ int pd_api_irecv(const char *call, void *buf, int count, MPI_Datatype type,
                  int source, int tag, MPI_Comm comm, MPI_Request *request);
 int pd_api_bsend(const char *call, const void *buf, int count,
                  MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+/* Pack c's buffers of non-contiguous datatypes into scratch copies that
+ * c then uses; *stage (NULL: none) unpacks what c received and goes with
+ * the call (api/stage.c). */
+int pd_stage_coll(const char *call, struct pd_coll *c,
+                  const struct pd_agree *a, struct pd_type_stage **stage);
+/* The same for count items of type at buf of a send (packed now) or a
+ * receive (unpacked when it finishes). */
+int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
+                 MPI_Datatype type, bool receive, struct pd_type_stage **stage);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

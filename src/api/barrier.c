@@ -8,5 +8,5 @@ int PMPI_Barrier(MPI_Comm comm)
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     struct pd_coll c = { .kind = PD_COLL_BARRIER, .comm = comm, .root = -1 };
-    return pd_api_coll(call, &c, &(struct pd_agree){ NULL, 0, 0 }, NULL);
+    return pd_api_coll(call, &c, &(struct pd_agree){ .type = NULL }, NULL);
 }

@@ -105,7 +105,7 @@ int pd_api_bsend(const char *call, const void *buf, int count,
     PD_CHECK(pd_check_send(comm, call, buf, count, type, dest, tag));
     if (dest == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    size_t bytes = (size_t)count * pd_type_extent(type);
+    size_t bytes = (size_t)count * pd_type_packed(type);
     size_t charged = bytes + MPI_BSEND_OVERHEAD;
     pthread_mutex_lock(&pd_bsend_lock);
     pd_bsend_reap(false);
@@ -122,8 +122,8 @@ int pd_api_bsend(const char *call, const void *buf, int count,
                                 : "the attached buffer has too little room left");
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
     }
-    if (bytes > 0)
-        memcpy(copy, buf, bytes);
+    /* The copy is packed: a non-contiguous type's data, end to end. */
+    pd_type_pack(type, buf, 0, bytes, copy);
     struct pd_fail fail;
     if (pd_p2p_send(comm, copy, bytes, dest, tag, &b->request, call,
                     &fail) != MPI_SUCCESS) {

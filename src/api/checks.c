@@ -96,11 +96,6 @@ int pd_check_data_type(MPI_Comm comm, const char *call, MPI_Datatype type,
         return pd_raise(comm, call, MPI_ERR_TYPE,
                         "%s (%s) is not committed (call MPI_Type_commit)",
                         what, type->name[0] ? type->name : "a derived type");
-    if (!type->contiguous)
-        return pd_raise(comm, call, MPI_ERR_TYPE,
-                        "%s (%s) is not contiguous; pdmpi communicates "
-                        "contiguous datatypes only", what,
-                        type->name[0] ? type->name : "a derived type");
     return MPI_SUCCESS;
 }
 
@@ -172,13 +167,24 @@ int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok)
     return MPI_SUCCESS;
 }
 
+/* A point-to-point buffer: MPI_BOTTOM (NULL) is a buffer too where the
+ * type is not contiguous, its displacements then absolute addresses
+ * (MPI_Get_address). */
+static int pd_check_p2p_buffer(MPI_Comm comm, const char *call,
+                               const void *buf, int count, MPI_Datatype type)
+{
+    if (buf == MPI_BOTTOM && !type->contiguous)
+        return MPI_SUCCESS;
+    return pd_check_buffer(comm, call, buf, count, type, "buf");
+}
+
 int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
                   MPI_Datatype type, int dest, int tag)
 {
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
+    PD_CHECK(pd_check_p2p_buffer(comm, call, buf, count, type));
     PD_CHECK(pd_check_peer(comm, call, dest, false, "dest"));
     return pd_check_tag(comm, call, tag, false);
 }
@@ -197,7 +203,7 @@ int pd_check_recv(MPI_Comm comm, const char *call, void *buf, int count,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
+    PD_CHECK(pd_check_p2p_buffer(comm, call, buf, count, type));
     PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
     return pd_check_tag(comm, call, tag, true);
 }

@@ -30,13 +30,13 @@ int pd_check_blocks(MPI_Comm comm, const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_side(comm, call, recvbuf,
                            recvcount, recvtype, PD_SIDE_RECV));
-    *bytes = (size_t)recvcount * pd_type_extent(recvtype);
+    *bytes = (size_t)recvcount * pd_type_packed(recvtype);
     if (sendbuf == MPI_IN_PLACE)
         return MPI_SUCCESS;
     PD_CHECK(pd_check_side(comm, call, sendbuf,
                            sendcount, sendtype, PD_SIDE_SEND));
     return pd_check_same_bytes(comm, call,
-                               (size_t)sendcount * pd_type_extent(sendtype),
+                               (size_t)sendcount * pd_type_packed(sendtype),
                                *bytes, comm->rank);
 }
 

@@ -77,13 +77,20 @@ int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
 {
     MPI_Comm comm = c->comm;
     struct pd_fail fail;
+    struct pd_type_stage *stage;
+    PD_CHECK(pd_stage_coll(call, c, a, &stage));
     struct pd_call check = { call, a->type, c->op, c->root, a->bytes };
-    if (pd_calls_enter(comm, &check, &fail) != MPI_SUCCESS)
+    if (pd_calls_enter(comm, &check, &fail) != MPI_SUCCESS) {
+        pd_stage_free(stage);
         return pd_raise_fail(comm, call, &fail);
+    }
     if (request != NULL) {
         struct ompi_request_t *req = pd_request_new(comm, call);
-        if (req == NULL)
+        if (req == NULL) {
+            pd_stage_free(stage);
             return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+        }
+        req->state->type_stages = stage;
         req->state->coll = *c;
         req->state->collective = true;
         if (pd_keep_arrays(req->state) != 0) {
@@ -104,5 +111,8 @@ int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
     c->tag = pd_comm_reserve_tags(comm);
     int rc = pd_progress_run_now(c, &fail);
     pd_stats_end(&stat);
+    if (rc == MPI_SUCCESS && stage != NULL)
+        pd_stage_unpack(stage, (size_t)-1);
+    pd_stage_free(stage);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : pd_raise_fail(comm, call, &fail);
 }

@@ -20,7 +20,7 @@ static int pd_check_gather_send(MPI_Comm comm, const char *call,
 {
     PD_CHECK(pd_check_side(comm, call, sendbuf,
                            sendcount, sendtype, PD_SIDE_SEND));
-    *bytes = (size_t)sendcount * pd_type_extent(sendtype);
+    *bytes = (size_t)sendcount * pd_type_packed(sendtype);
     return MPI_SUCCESS;
 }
 
@@ -49,7 +49,8 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, PD_CALL_ANY_BYTES, send_bytes }, request);
+        NULL, PD_CALL_ANY_BYTES, send_bytes, sendtype, recvtype, NULL },
+        request);
 }
 
 static int pd_gather_fixed(const char *call, const void *sendbuf,
@@ -65,7 +66,7 @@ static int pd_gather_fixed(const char *call, const void *sendbuf,
     if (comm->rank == root) {
         PD_CHECK(pd_check_side(comm, call, recvbuf,
                                recvcount, recvtype, PD_SIDE_RECV));
-        recv.extent = (size_t)recvcount * pd_type_extent(recvtype);
+        recv.extent = (size_t)recvcount * pd_type_packed(recvtype);
     }
     return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv,
                      recvtype, root, comm, request);
@@ -85,7 +86,7 @@ static int pd_gather_v(const char *call, const void *sendbuf, int sendcount,
         PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
         PD_CHECK(pd_check_displs(comm, call, displs, "displs"));
         PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
-        recv.extent = pd_type_extent(recvtype);
+        recv.extent = pd_type_packed(recvtype);
     }
     return pd_gather(call, sendbuf, sendcount, sendtype, recvbuf, &recv,
                      recvtype, root, comm, request);
@@ -104,7 +105,7 @@ static int pd_scatter(const char *call, const void *sendbuf,
     if (!in_place) {
         PD_CHECK(pd_check_side(comm, call, recvbuf,
                                recvcount, recvtype, PD_SIDE_RECV));
-        recv_bytes = (size_t)recvcount * pd_type_extent(recvtype);
+        recv_bytes = (size_t)recvcount * pd_type_packed(recvtype);
     }
     if (is_root && !in_place) {
         int mine = send->counts != NULL ? send->counts[root] : 1;
@@ -118,7 +119,8 @@ static int pd_scatter(const char *call, const void *sendbuf,
                          .signature = pd_type_signature(
                              is_root ? sendtype : recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        NULL, PD_CALL_ANY_BYTES, recv_bytes }, request);
+        NULL, PD_CALL_ANY_BYTES, recv_bytes, sendtype, recvtype, NULL },
+        request);
 }
 
 static int pd_scatter_fixed(const char *call, const void *sendbuf,
@@ -134,7 +136,7 @@ static int pd_scatter_fixed(const char *call, const void *sendbuf,
     if (comm->rank == root) {
         PD_CHECK(pd_check_side(comm, call, sendbuf,
                                sendcount, sendtype, PD_SIDE_SEND));
-        send.extent = (size_t)sendcount * pd_type_extent(sendtype);
+        send.extent = (size_t)sendcount * pd_type_packed(sendtype);
     }
     return pd_scatter(call, sendbuf, &send, sendtype, recvbuf, recvcount,
                       recvtype, root, comm, request);
@@ -154,7 +156,7 @@ static int pd_scatter_v(const char *call, const void *sendbuf,
         PD_CHECK(pd_check_counts(comm, call, sendcounts, comm->size, "sendcounts"));
         PD_CHECK(pd_check_displs(comm, call, displs, "displs"));
         PD_CHECK(pd_check_data_type(comm, call, sendtype, "sendtype"));
-        send.extent = pd_type_extent(sendtype);
+        send.extent = pd_type_packed(sendtype);
     }
     return pd_scatter(call, sendbuf, &send, sendtype, recvbuf, recvcount,
                       recvtype, root, comm, request);

@@ -14,11 +14,17 @@
 #pragma weak MPI_Ibarrier = PMPI_Ibarrier
 
 /* Queue c; ranks may pass different bytes (checked where they run). */
+static int pd_start_move(const char *call, struct pd_coll *c,
+                         MPI_Datatype send_type, MPI_Datatype recv_type,
+                         MPI_Request *request)
+{
+    return pd_api_coll(call, c, &(struct pd_agree){
+        c->type, PD_CALL_ANY_BYTES, 0, send_type, recv_type, NULL }, request);
+}
+
 static int pd_start(const char *call, struct pd_coll *c, MPI_Request *request)
 {
-    return pd_api_coll(call, c, &(struct pd_agree){ c->type,
-                                                    PD_CALL_ANY_BYTES, 0 },
-                       request);
+    return pd_start_move(call, c, NULL, NULL, request);
 }
 
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
@@ -67,10 +73,10 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_coll c = { .kind = PD_COLL_BCAST, .comm = comm,
                          .recvbuf = buffer,
-                         .count = (size_t)count * pd_type_extent(datatype),
+                         .count = (size_t)count * pd_type_packed(datatype),
                          .root = root,
                          .signature = pd_type_signature(datatype) };
-    return pd_start(call, &c, request);
+    return pd_start_move(call, &c, NULL, datatype, request);
 }
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -90,7 +96,7 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                          .recvbuf = recvbuf, .count = bytes, .root = -1,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
-    return pd_start(call, &c, request);
+    return pd_start_move(call, &c, sendtype, recvtype, request);
 }
 
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -111,7 +117,7 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                          .recv = { NULL, NULL, bytes }, .root = -1,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
-    return pd_start(call, &c, request);
+    return pd_start_move(call, &c, sendtype, recvtype, request);
 }
 
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,

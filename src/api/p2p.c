@@ -1,5 +1,6 @@
 /* Point-to-point: Send, Recv, their nonblocking forms, Sendrecv, Probe,
  * matched probes (Mprobe, Mrecv), Cancel. */
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,22 +58,54 @@ int pd_api_send(const char *call, const void *buf, int count,
     if (dest == MPI_PROC_NULL)
         return request == NULL ? MPI_SUCCESS
                                : pd_proc_null_request(call, comm, request);
-    if (pd_p2p_send(comm, buf, (size_t)count * pd_type_extent(type), dest, tag,
-                    request, call, &fail) != MPI_SUCCESS)
+    /* A non-contiguous type's data goes packed. */
+    struct pd_type_stage *stage;
+    PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
+    if (pd_p2p_send(comm, stage != NULL ? stage->packed : buf,
+                    (size_t)count * pd_type_packed(type), dest, tag, request,
+                    call, &fail) != MPI_SUCCESS) {
+        pd_stage_free(stage);
         return pd_raise_fail(comm, call, &fail);
+    }
+    if (request != NULL)
+        (*request)->state->type_stages = stage;  /* until it completes */
+    else
+        pd_stage_free(stage);
+    return MPI_SUCCESS;
+}
+
+/* A receive into count items of type at buf: by way of a packed scratch
+ * buffer, unpacked when the request finishes, for a non-contiguous type.
+ * message: a matched probe's message to receive (NULL: match source and
+ * tag). */
+static int pd_irecv_into(const char *call, void *buf, int count,
+                         MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, struct pd_message *message,
+                         MPI_Request *request)
+{
+    struct pd_fail fail;
+    struct pd_type_stage *stage;
+    PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, true, &stage));
+    void *into = stage != NULL ? stage->packed : buf;
+    size_t bytes = (size_t)count * pd_type_packed(type);
+    int rc = message != NULL
+                 ? pd_p2p_mrecv(comm, message, into, bytes, request, call,
+                                &fail)
+                 : pd_p2p_irecv(comm, into, bytes, source, tag, request, call,
+                                &fail);
+    if (rc != MPI_SUCCESS) {
+        pd_stage_free(stage);
+        return pd_raise_fail(comm, call, &fail);
+    }
+    (*request)->state->type_stages = stage;
     return MPI_SUCCESS;
 }
 
 static int pd_irecv(const char *call, void *buf, int count, MPI_Datatype type,
                     int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    struct pd_fail fail;
-    if (pd_p2p_irecv(comm, source == MPI_PROC_NULL ? NULL : buf,
-                     source == MPI_PROC_NULL ? 0
-                                             : (size_t)count * pd_type_extent(type),
-                     source, tag, request, call, &fail) != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
-    return MPI_SUCCESS;
+    return pd_irecv_into(call, buf, count, type, source, tag, comm, NULL,
+                         request);
 }
 
 int pd_api_irecv(const char *call, void *buf, int count, MPI_Datatype type,
@@ -198,14 +231,18 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype,
     static const char call[] = "MPI_Sendrecv_replace";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, sendtag));
-    size_t bytes = (size_t)count * pd_type_extent(datatype);
+    /* What is sent is a packed copy, so the buffer is free to receive. */
+    size_t bytes = (size_t)count * pd_type_packed(datatype);
+    if (bytes > INT_MAX)
+        return pd_raise(comm, call, MPI_ERR_COUNT, "%d x %s pack to %zu "
+                        "bytes, more than an int counts", count,
+                        pd_type_name(datatype), bytes);
     void *copy = malloc(bytes ? bytes : 1);
     if (copy == NULL)
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-    if (bytes > 0)
-        memcpy(copy, buf, bytes);
-    int rc = PMPI_Sendrecv(copy, count, datatype, dest, sendtag, buf, count,
-                           datatype, source, recvtag, comm, status);
+    pd_type_pack(datatype, buf, 0, bytes, copy);
+    int rc = PMPI_Sendrecv(copy, (int)bytes, MPI_BYTE, dest, sendtag, buf,
+                           count, datatype, source, recvtag, comm, status);
     free(copy);
     return rc;
 }
@@ -324,11 +361,9 @@ static int pd_mrecv(const char *call, void *buf, int count,
     struct pd_message *m = handle->msg;
     free(handle);
     MPI_Request own;
-    struct pd_fail fail;
-    if (pd_p2p_mrecv(comm, m, buf, (size_t)count * pd_type_extent(type),
-                     request != NULL ? request : &own, call,
-                     &fail) != MPI_SUCCESS)
-        return pd_raise_fail(comm, call, &fail);
+    PD_CHECK(pd_irecv_into(call, buf, count, type, MPI_ANY_SOURCE,
+                           MPI_ANY_TAG, comm, m,
+                           request != NULL ? request : &own));
     if (request != NULL)
         return MPI_SUCCESS;
     return pd_wait_recv(call, comm, &own, status);

@@ -16,6 +16,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                          .recvbuf = comm->rank == root ? recvbuf : NULL,
                          .count = (size_t)count, .type = datatype, .op = op,
                          .root = root };
-    return pd_api_coll(call, &c, &(struct pd_agree){ datatype, bytes, bytes },
+    return pd_api_coll(call, &c, &(struct pd_agree){ .type = datatype, .bytes = bytes,
+                                                     .stat_bytes = bytes },
                        NULL);
 }

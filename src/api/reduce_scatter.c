@@ -41,7 +41,8 @@ int pd_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
                          .recvbuf = recvbuf, .count = block, .counts = counts,
                          .type = type, .op = op, .root = -1 };
     return pd_api_coll(call, &c, &(struct pd_agree){
-        type, request ? PD_CALL_ANY_BYTES : bytes, bytes }, request);
+        .type = type, .bytes = request ? PD_CALL_ANY_BYTES : bytes,
+        .stat_bytes = bytes }, request);
 }
 
 static int pd_reduce_scatter_v(const char *call, const void *sendbuf,
@@ -118,7 +119,8 @@ static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
                          .type = datatype, .op = op, .root = -1 };
     /* Started calls compare the ranks' bytes where they run. */
     return pd_api_coll(call, &c, &(struct pd_agree){
-        datatype, request ? PD_CALL_ANY_BYTES : bytes, bytes }, request);
+        .type = datatype, .bytes = request ? PD_CALL_ANY_BYTES : bytes,
+        .stat_bytes = bytes }, request);
 }
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count,

@@ -1,4 +1,4 @@
-/* Datatypes: queries, and the derived types pdmpi can describe. */
+/* Datatypes: queries, names, commit and free, counts in a status. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,15 +13,18 @@
 #pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
-#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
-#pragma weak MPI_Type_vector = PMPI_Type_vector
-#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
-#pragma weak MPI_Type_dup = PMPI_Type_dup
 #pragma weak MPI_Type_commit = PMPI_Type_commit
 #pragma weak MPI_Type_free = PMPI_Type_free
 #pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
 #pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
 #pragma weak MPI_Get_count = PMPI_Get_count
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
+#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
 
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
@@ -67,85 +70,9 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
     PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
     if (type_name == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "type_name is NULL");
-    if (pd_type_is_predefined(datatype))
-        return pd_raise(NULL, call, MPI_ERR_TYPE,
-                        "%s is predefined; its name cannot change",
-                        datatype->name);
+    /* Predefined types too, as Open MPI allows: the name is this
+     * process's alone. */
     snprintf(datatype->name, sizeof(datatype->name), "%s", type_name);
-    return MPI_SUCCESS;
-}
-
-static int pd_new_strided(const char *call, MPI_Datatype oldtype, int count,
-                          int blocklength, long stride_bytes,
-                          MPI_Datatype *newtype)
-{
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_count(NULL, call, count, "count"));
-    PD_CHECK(pd_check_count(NULL, call, blocklength, "blocklength"));
-    PD_CHECK(pd_check_type(NULL, call, oldtype, "oldtype"));
-    if (newtype == NULL)
-        return pd_raise(NULL, call, MPI_ERR_ARG, "newtype is NULL");
-    errno = 0;
-    *newtype = pd_type_new_strided(oldtype, (size_t)count, (size_t)blocklength,
-                                   stride_bytes);
-    if (*newtype == NULL && errno == EOVERFLOW)
-        return pd_raise(NULL, call, MPI_ERR_ARG,
-                        "%d blocks of %d x %s: the new type's size or extent "
-                        "exceeds what MPI_Count holds", count, blocklength,
-                        pd_type_name(oldtype));
-    if (*newtype == NULL)
-        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
-    return MPI_SUCCESS;
-}
-
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    long stride = oldtype != NULL && pd_type_is_valid(oldtype)
-                      ? (long)pd_type_extent(oldtype) : 0;
-    return pd_new_strided("MPI_Type_contiguous", oldtype, count, 1, stride,
-                          newtype);
-}
-
-int PMPI_Type_vector(int count, int blocklength, int stride,
-                     MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    long extent = oldtype != NULL && pd_type_is_valid(oldtype)
-                      ? (long)pd_type_extent(oldtype) : 0, bytes;
-    if (__builtin_mul_overflow((long)stride, extent, &bytes))
-        return pd_raise(NULL, "MPI_Type_vector", MPI_ERR_ARG,
-                        "a stride of %d x %ld bytes exceeds MPI_Aint", stride,
-                        extent);
-    return pd_new_strided("MPI_Type_vector", oldtype, count, blocklength,
-                          bytes, newtype);
-}
-
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
-                             MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    return pd_new_strided("MPI_Type_create_hvector", oldtype, count,
-                          blocklength, (long)stride, newtype);
-}
-
-int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    static const char call[] = "MPI_Type_dup";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_type(NULL, call, oldtype, "oldtype"));
-    if (newtype == NULL)
-        return pd_raise(NULL, call, MPI_ERR_ARG, "newtype is NULL");
-    *newtype = pd_type_new_strided(oldtype, 1, 1, (long)pd_type_extent(oldtype));
-    if (*newtype == NULL)
-        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
-    /* A duplicate is committed if its original was, and gets what the
-     * original's attributes' copy callbacks give it. */
-    (*newtype)->committed = oldtype->committed;
-    struct pd_fail fail;
-    if (pd_attr_copy_all(PD_ATTR_TYPE, oldtype, *newtype, &fail) != 0) {
-        pd_attr_delete_all(PD_ATTR_TYPE, *newtype);
-        pd_type_release(*newtype);
-        *newtype = MPI_DATATYPE_NULL;
-        return pd_raise_fail(NULL, call, &fail);
-    }
     return MPI_SUCCESS;
 }
 
@@ -175,33 +102,34 @@ int PMPI_Type_free(MPI_Datatype *datatype)
                  ? MPI_SUCCESS
                  : pd_raise(NULL, call, MPI_ERR_OTHER, "a delete callback of "
                             "one of its attributes failed");
+    /* Types built on it, and communication under way, keep it alive. */
     pd_type_release(*datatype);
     *datatype = MPI_DATATYPE_NULL;
     return rc;
 }
 
-/* The four extent queries: every type pdmpi describes starts at 0 and
- * its true extent is its extent. */
-static int pd_extent(const char *call, MPI_Datatype type, bool lb_set,
-                     bool extent_set, const char *lb_name,
-                     const char *extent_name, MPI_Count *lb,
+/* The four extent queries. */
+static int pd_extent(const char *call, MPI_Datatype type, bool true_bounds,
+                     bool lb_set, bool extent_set, MPI_Count *lb,
                      MPI_Count *extent)
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_type(NULL, call, type, "datatype"));
     if (!lb_set || !extent_set)
         return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
-                        !lb_set ? lb_name : extent_name);
-    *lb = 0;
-    *extent = (MPI_Count)pd_type_extent(type);
+                        !lb_set ? (true_bounds ? "true_lb" : "lb")
+                                : (true_bounds ? "true_extent" : "extent"));
+    *lb = true_bounds ? (MPI_Count)type->true_lb : (MPI_Count)type->lb;
+    *extent = (MPI_Count)(true_bounds ? type->true_extent
+                                      : pd_type_extent(type));
     return MPI_SUCCESS;
 }
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     MPI_Count l = 0, e = 0;
-    int rc = pd_extent("MPI_Type_get_extent", datatype, lb != NULL,
-                       extent != NULL, "lb", "extent", &l, &e);
+    int rc = pd_extent("MPI_Type_get_extent", datatype, false, lb != NULL,
+                       extent != NULL, &l, &e);
     if (rc == MPI_SUCCESS) {
         *lb = (MPI_Aint)l;
         *extent = (MPI_Aint)e;
@@ -213,8 +141,8 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
                               MPI_Aint *true_extent)
 {
     MPI_Count l = 0, e = 0;
-    int rc = pd_extent("MPI_Type_get_true_extent", datatype, true_lb != NULL,
-                       true_extent != NULL, "true_lb", "true_extent", &l, &e);
+    int rc = pd_extent("MPI_Type_get_true_extent", datatype, true,
+                       true_lb != NULL, true_extent != NULL, &l, &e);
     if (rc == MPI_SUCCESS) {
         *true_lb = (MPI_Aint)l;
         *true_extent = (MPI_Aint)e;
@@ -225,18 +153,20 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
                            MPI_Count *extent)
 {
-    return pd_extent("MPI_Type_get_extent_x", datatype, lb != NULL,
-                     extent != NULL, "lb", "extent", lb, extent);
+    return pd_extent("MPI_Type_get_extent_x", datatype, false, lb != NULL,
+                     extent != NULL, lb, extent);
 }
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
                                 MPI_Count *true_extent)
 {
-    return pd_extent("MPI_Type_get_true_extent_x", datatype, true_lb != NULL,
-                     true_extent != NULL, "true_lb", "true_extent", true_lb,
+    return pd_extent("MPI_Type_get_true_extent_x", datatype, true,
+                     true_lb != NULL, true_extent != NULL, true_lb,
                      true_extent);
 }
 
+/* A status's byte count is of packed bytes (pd_type_packed), which is
+ * what the items of a datatype take on the wire. */
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     static const char call[] = "MPI_Get_count";
@@ -245,14 +175,147 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
     if (status == NULL || count == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
                         status == NULL ? "status" : "count");
-    size_t size = pd_type_size(datatype);
-    if (size == 0)
+    size_t packed = pd_type_packed(datatype);
+    if (packed == 0)
         *count = 0;
-    else if (status->_ucount % size != 0)
+    else if (status->_ucount % packed != 0)
         *count = MPI_UNDEFINED;
-    else if (status->_ucount / size > INT_MAX)
+    else if (status->_ucount / packed > INT_MAX)
         *count = MPI_UNDEFINED;
     else
-        *count = (int)(status->_ucount / size);
+        *count = (int)(status->_ucount / packed);
+    return MPI_SUCCESS;
+}
+
+/* Predefined elements in a status's bytes of datatype: whole items'
+ * elements, and those of a last partial item where its elements are all
+ * one predefined type (else MPI_UNDEFINED). */
+static int pd_elements(const char *call, const MPI_Status *status,
+                       MPI_Datatype type, bool set, MPI_Count *elements)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, type, "datatype"));
+    if (status == NULL || !set)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
+                        status == NULL ? "status" : "count");
+    size_t packed = pd_type_packed(type), bytes = status->_ucount;
+    if (packed == 0) {
+        *elements = 0;
+        return MPI_SUCCESS;
+    }
+    size_t whole = bytes / packed, rest = bytes % packed;
+    size_t n = whole * type->base_count;
+    if (rest != 0) {
+        size_t each = type->base_id == PD_BASE_MIXED
+                          ? 0 : packed / type->base_count;
+        if (each == 0 || rest % each != 0) {
+            *elements = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        n += rest / each;
+    }
+    *elements = (MPI_Count)n;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
+                      int *count)
+{
+    MPI_Count n = 0;
+    int rc = pd_elements("MPI_Get_elements", status, datatype, count != NULL,
+                         &n);
+    if (rc == MPI_SUCCESS)
+        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+                        MPI_Count *count)
+{
+    return pd_elements("MPI_Get_elements_x", status, datatype, count != NULL,
+                       count);
+}
+
+/* A status as if count elements of datatype were received (generalized
+ * requests' query callbacks use it). */
+static int pd_set_elements(const char *call, MPI_Status *status,
+                           MPI_Datatype type, MPI_Count count)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, type, "datatype"));
+    if (status == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "status is NULL");
+    if (count < 0)
+        return pd_raise(NULL, call, MPI_ERR_COUNT, "count is negative (%lld)",
+                        (long long)count);
+    size_t per = type->base_count ? pd_type_packed(type) / type->base_count
+                                  : 0;
+    status->_ucount = (size_t)count * per;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
+                             int count)
+{
+    return pd_set_elements("MPI_Status_set_elements", status, datatype, count);
+}
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+                               MPI_Count count)
+{
+    return pd_set_elements("MPI_Status_set_elements_x", status, datatype,
+                           count);
+}
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    static const char call[] = "MPI_Status_set_cancelled";
+    PD_CHECK(pd_check_active(call));
+    if (status == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "status is NULL");
+    status->_cancelled = flag != 0;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
+                           int *num_addresses, int *num_datatypes,
+                           int *combiner)
+{
+    static const char call[] = "MPI_Type_get_envelope";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    if (num_integers == NULL || num_addresses == NULL ||
+        num_datatypes == NULL || combiner == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "an output argument is NULL");
+    pd_type_contents_counts(datatype, num_integers, num_addresses,
+                            num_datatypes);
+    *combiner = pd_type_combiner(datatype);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+                           int max_addresses, int max_datatypes,
+                           int array_of_integers[],
+                           MPI_Aint array_of_addresses[],
+                           MPI_Datatype array_of_datatypes[])
+{
+    static const char call[] = "MPI_Type_get_contents";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    if (pd_type_combiner(datatype) == MPI_COMBINER_NAMED)
+        return pd_raise(NULL, call, MPI_ERR_TYPE, "%s is predefined: it has "
+                        "no contents", datatype->name);
+    int ni, na, nd;
+    pd_type_contents_counts(datatype, &ni, &na, &nd);
+    if (max_integers < ni || max_addresses < na || max_datatypes < nd)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "the arrays hold %d, %d, %d "
+                        "entries; the type has %d, %d, %d", max_integers,
+                        max_addresses, max_datatypes, ni, na, nd);
+    if ((ni > 0 && array_of_integers == NULL) ||
+        (na > 0 && array_of_addresses == NULL) ||
+        (nd > 0 && array_of_datatypes == NULL))
+        return pd_raise(NULL, call, MPI_ERR_ARG, "an output array is NULL");
+    pd_type_contents_get(datatype, array_of_integers, array_of_addresses,
+                         array_of_datatypes);
     return MPI_SUCCESS;
 }

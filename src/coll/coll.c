@@ -76,7 +76,7 @@ struct pd_call_sig pd_coll_sig(const struct pd_coll *c, int reduction_elem)
     if (reduction_elem >= 0) {
         sig.op = (uint8_t)c->op->id;
         sig.elem = (uint8_t)reduction_elem;
-        sig.bytes = c->count * pd_type_extent(c->type);
+        sig.bytes = c->count * pd_type_packed(c->type);
         return sig;
     }
     sig.elem = c->signature;

@@ -115,7 +115,7 @@ static int pd_carried(const struct pd_coll *c, const struct pd_call_sig *sig,
 static int pd_flat_folded(const struct pd_host_call *hc, struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
-    size_t bytes = c->count * pd_type_extent(c->type);
+    size_t bytes = c->count * pd_type_packed(c->type);
     /* An algorithm asked for by name is the one that runs. */
     if (c->kind == PD_COLL_ALLREDUCE &&
         pd_rt.config.algo_allreduce != PD_ALGO_DEFAULT)
@@ -187,7 +187,7 @@ static int pd_flat_reduction(const struct pd_host_call *hc,
         .reduce_ctx = hc->red.ctx, .root = c->root,
         .algorithm = c->kind == PD_COLL_ALLREDUCE
                          ? pd_algo_allreduce(c->comm->size,
-                                             c->count * pd_type_extent(c->type))
+                                             c->count * pd_type_packed(c->type))
                          : PD_ALGO_DEFAULT,
     };
     struct pd_call_sig sig = pd_coll_sig(c, (int)hc->red.elem_kind);
@@ -294,7 +294,7 @@ static int pd_in_rank_order(const struct pd_host_call *hc,
 {
     const struct pd_coll *c = hc->c;
     struct ompi_communicator_t *comm = c->comm;
-    size_t bytes = c->count * pd_type_extent(c->type);
+    size_t bytes = c->count * pd_type_packed(c->type);
     const void *input = c->sendbuf != NULL ? c->sendbuf : c->recvbuf;
     bool rooted = c->kind == PD_COLL_REDUCE;
     int last = c->kind == PD_COLL_SCAN     ? comm->rank
@@ -338,7 +338,7 @@ static int pd_reduce_scatter_by_allreduce(const struct pd_host_call *hc,
                                           struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
-    size_t extent = pd_type_extent(c->type), from, total;
+    size_t extent = pd_type_packed(c->type), from, total;
     pd_coll_block_span(c, c->comm->rank, &from, &total);
     char *reduced = pd_coll_alloc(total * extent, fail);
     if (reduced == NULL)

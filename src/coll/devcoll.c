@@ -97,7 +97,7 @@ static size_t pd_stage_plan(const struct pd_coll *c, struct pd_stage s[2])
 {
     struct ompi_communicator_t *comm = c->comm;
     bool is_root = comm->rank == c->root, in_place = c->sendbuf == NULL;
-    size_t bytes = c->type != NULL ? c->count * pd_type_extent(c->type)
+    size_t bytes = c->type != NULL ? c->count * pd_type_packed(c->type)
                                    : c->count;
     size_t send = bytes, recv = bytes;
     const void *sendbuf = c->sendbuf, *recvbuf = c->recvbuf;
@@ -135,7 +135,7 @@ static size_t pd_stage_plan(const struct pd_coll *c, struct pd_stage s[2])
         recv = pd_layout_span(&c->recv, comm->size);
         break;
     case PD_COLL_REDUCE_SCATTER: {
-        size_t from, total, extent = pd_type_extent(c->type);
+        size_t from, total, extent = pd_type_packed(c->type);
         pd_coll_block_span(c, comm->rank, &from, &total);
         send = total * extent;
         recv = in_place ? send : pd_coll_block_count(c, comm->rank) * extent;

@@ -1,8 +1,9 @@
-/* Datatype identities and properties (predefined types only for now). */
+/* Datatype identities and properties, and the derived types made from them. */
 #ifndef PD_CORE_DATATYPE_H
 #define PD_CORE_DATATYPE_H
 
 #include <complex.h>
+#include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <wchar.h>
@@ -53,12 +54,59 @@ size_t pd_type_size(const struct ompi_datatype_t *type);
 const char *pd_type_name(const struct ompi_datatype_t *type);
 bool pd_type_is_predefined(const struct ompi_datatype_t *type);
 
-/* A derived type: count copies of old, each stride_bytes apart (equal to
- * old's extent for a contiguous type). NULL with errno EOVERFLOW when its
- * size or extent exceeds a 64-bit MPI_Count, or ENOMEM. */
-struct ompi_datatype_t *pd_type_new_strided(const struct ompi_datatype_t *old,
-                                            size_t blocks, size_t blocklen,
-                                            long stride_bytes);
+/* Bytes one item packs to: its data, each predefined element as its
+ * in-memory bytes (a pair type's padding included). Equal to the extent
+ * for a contiguous type, whose data moves as plain bytes. */
+size_t pd_type_packed(const struct ompi_datatype_t *type);
+size_t pd_type_align(const struct ompi_datatype_t *type);
+
+/* base_id of a type whose elements are not all one predefined type. */
+#define PD_BASE_MIXED (-1)
+
+/* blocklen items of type at disp bytes: one block of a derived type. */
+struct pd_type_block {
+    ptrdiff_t disp;
+    size_t blocklen;
+    const struct ompi_datatype_t *type;
+};
+/* A derived type: reps repetitions, rep_stride bytes apart, of the n
+ * blocks; is_struct rounds its extent to its alignment as
+ * MPI_Type_create_struct does. NULL with errno EOVERFLOW when a bound or
+ * size exceeds a 64-bit MPI_Aint, or ENOMEM. The new type holds no
+ * reference to the blocks' types yet: pd_type_set_contents takes them. */
+struct ompi_datatype_t *pd_type_new_blocks(const struct pd_type_block *blocks,
+                                           size_t n, size_t reps,
+                                           ptrdiff_t rep_stride,
+                                           bool is_struct);
+/* old with lb and extent set (MPI_Type_create_resized). */
+struct ompi_datatype_t *pd_type_new_resized(const struct ompi_datatype_t *old,
+                                            ptrdiff_t lb, size_t extent);
+/* A copy of old: same layout, bounds, commit state and name. */
+struct ompi_datatype_t *pd_type_new_dup(const struct ompi_datatype_t *old);
+
+/* The constructor's arguments, for MPI_Type_get_envelope/get_contents;
+ * keeps a reference to each of types (they outlive their handles). -1:
+ * out of memory. */
+int pd_type_set_contents(struct ompi_datatype_t *type, int combiner, int ni,
+                         const int *ints, int na, const MPI_Aint *aints,
+                         int nd, struct ompi_datatype_t *const *types);
+int pd_type_combiner(const struct ompi_datatype_t *type);
+void pd_type_contents_counts(const struct ompi_datatype_t *type, int *ni,
+                             int *na, int *nd);
+/* Each derived type returned carries a reference for the caller. */
+void pd_type_contents_get(const struct ompi_datatype_t *type, int *ints,
+                          MPI_Aint *aints, struct ompi_datatype_t **types);
+
+/* References: a handle is one, each type built on it another. The type
+ * goes with the last (predefined types never go). */
+void pd_type_retain(struct ompi_datatype_t *type);
 void pd_type_release(struct ompi_datatype_t *type);
+
+/* Bytes [from, from + n) of the packed form of items of type at buf
+ * (core/typemap.h's engine), out to stream or back from it. */
+void pd_type_pack(const struct ompi_datatype_t *type, const void *buf,
+                  size_t from, size_t n, void *stream);
+void pd_type_unpack(const struct ompi_datatype_t *type, void *buf,
+                    size_t from, size_t n, const void *stream);
 
 #endif

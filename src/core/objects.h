@@ -71,22 +71,38 @@ struct ompi_communicator_t {
 
 struct pd_attr;                     /* see core/attr.c */
 
+struct pd_type_node;                /* see core/typemap.h */
+struct pd_type_contents;            /* see core/datatype.c */
+
 struct ompi_datatype_t {
     uint32_t magic;
     int id;                         /* enum pd_type_id; PD_T_DERIVED */
     size_t size;                    /* MPI_Type_size: bytes of data */
-    size_t extent;                  /* stride between elements */
+    size_t extent;                  /* ub - lb: stride between items */
     char name[MPI_MAX_OBJECT_NAME];
-    /* A datatype is base_count elements of the predefined type base_id
-     * laid end to end (predefined: itself, once) -- unless contiguous is
-     * false, in which case it has holes and only its size is known. */
+    /* Every element of an item is the predefined type base_id
+     * (PD_BASE_MIXED: not all the same), base_count of them. */
     int base_id;
     size_t base_count;
+    /* Items of the type lie end to end as packed bytes from the buffer's
+     * start, so data moves as count * extent plain bytes. */
     bool contiguous;
     bool committed;                 /* predefined types always are */
     struct pd_attr *attrs;          /* core/attr.c */
     int f_index;                    /* its Fortran value + 1; 0: none yet
                                        (core/handles.h) */
+    /* Derived types (predefined: 0 and their extent, map NULL). */
+    ptrdiff_t lb;                   /* MPI_Type_get_extent's lb */
+    ptrdiff_t true_lb;
+    size_t true_extent;
+    size_t packed;                  /* bytes one item packs to */
+    size_t align;                   /* of its most aligned element */
+    const struct pd_type_node *map; /* where an item's bytes lie */
+    struct pd_type_node *owned;     /* the nodes this type made */
+    struct ompi_datatype_t **uses;  /* the types whose nodes map uses */
+    size_t n_uses;
+    int refs;                       /* its handle, and types made of it */
+    struct pd_type_contents *contents;  /* its constructor's arguments */
 };
 
 struct ompi_op_t {

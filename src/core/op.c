@@ -55,6 +55,22 @@ static bool pd_op_allows(enum pd_op_id op, enum pd_type_class cls)
     }
 }
 
+/* The user's function sees items in the datatype's own layout; a
+ * non-contiguous type's packed operands are unpacked for it into a
+ * scratch buffer of n items (data from offset -true_lb), and back. */
+static void *pd_user_layout(const struct ompi_datatype_t *t, size_t n,
+                            const void *packed, char **items)
+{
+    size_t span = n == 0 ? 0 : (n - 1) * t->extent + t->true_extent;
+    char *mem = malloc(span ? span : 1);
+    if (mem == NULL)
+        abort(); /* no way to report from inside a kernel */
+    *items = mem - t->true_lb;
+    if (packed != NULL)
+        pd_type_unpack(t, *items, 0, n * t->packed, packed);
+    return mem;
+}
+
 /* MPI_User_function computes inoutvec = invec (op) inoutvec; kernels
  * compute out = a (op) b with a the earlier operand, out possibly equal
  * to a or b. */
@@ -64,6 +80,16 @@ static void pd_user_kernel(void *out, const void *a, const void *b, size_t n,
     const struct pd_reduction *r = ctx;
     int len = (int)n;
     struct ompi_datatype_t *type = r->user_type;
+    if (!type->contiguous) {
+        char *ia, *ib;
+        void *ma = pd_user_layout(type, n, a, &ia);
+        void *mb = pd_user_layout(type, n, b, &ib);
+        r->user_fn(ia, ib, &len, &type);
+        pd_type_pack(type, ib, 0, n * type->packed, out);
+        free(ma);
+        free(mb);
+        return;
+    }
     size_t bytes = n * r->elem_size;
     if (out == b) {
         r->user_fn((void *)a, out, &len, &type);
@@ -90,7 +116,7 @@ bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
         /* The user's function sees whole items of the user's datatype. */
         *r = (struct pd_reduction){
             .fn = pd_user_kernel, .ctx = r,
-            .commutative = op->commutative, .elem_size = type->extent,
+            .commutative = op->commutative, .elem_size = type->packed,
             .elems_per_item = 1, .user_fn = op->user_fn, .user_type = type,
         };
         return true;
@@ -114,7 +140,7 @@ bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
     r->commutative = true;
     r->average = id == PD_OP_AVG;
     r->elem_kind = kind;
-    r->elem_size = per > 1 ? type->extent / per : type->extent;
+    r->elem_size = per > 1 ? type->packed / per : type->packed;
     r->elems_per_item = per;
     r->user_fn = NULL;
     r->user_type = NULL;

@@ -226,6 +226,13 @@ struct pd_dccl *pd_route_runtime(void)
     return pd_route.runtime ? &pd_route.dev : NULL;
 }
 
+bool pd_route_is_device(const void *buf)
+{
+    int device;
+    return pd_route.runtime && buf != NULL &&
+           pd_route.dev.b->memory_kind(buf, &device) == PD_MEM_DEVICE;
+}
+
 enum pd_route pd_route_buffers(const void *const *bufs, size_t n,
                                    bool reduction, enum pd_elem_kind kind,
                                    enum pd_op_id op, bool plain_type,

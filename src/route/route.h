@@ -55,6 +55,10 @@ struct pd_dccl *pd_route_device(void);
  * (the CCL's, or a runtime loaded for staging only). */
 struct pd_dccl *pd_route_runtime(void);
 
+/* True when buf is device memory (CUDA, XPU), which the host must not
+ * read or write. */
+bool pd_route_is_device(const void *buf);
+
 enum pd_route {
     PD_ROUTE_HOST,      /* every buffer is host memory */
     PD_ROUTE_DEVICE,    /* the device CCL takes the call */

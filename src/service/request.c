@@ -47,6 +47,7 @@ static void pd_request_state_free(struct pd_request_state *st)
     free(st->coll_arrays);
     if (st->unstage != NULL)
         st->unstage(st, false, NULL);
+    pd_stage_free(st->type_stages);
     if (st->greq_free != NULL)
         st->greq_free(st->greq_extra);
     pthread_cond_destroy(&st->done_cond);
@@ -216,6 +217,11 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
     }
     if (st->unstage != NULL && st->fail.errclass == MPI_SUCCESS)
         st->unstage(st, true, &st->fail);
+    /* What a receive got, truncated or not, reaches the user's buffer. */
+    if (st->type_stages != NULL && (st->fail.errclass == MPI_SUCCESS ||
+                                    st->fail.errclass == MPI_ERR_TRUNCATE))
+        pd_stage_unpack(st->type_stages, st->has_status ? st->status._ucount
+                                                        : (size_t)-1);
     /* A generalized request's status is what its query callback says,
      * asked now, in the thread that finishes it. */
     if (st->greq_query != NULL) {

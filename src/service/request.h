@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "coll/coll.h"
+#include "core/type_stage.h"
 
 struct pd_request_state {
     pthread_mutex_t lock;
@@ -38,6 +39,9 @@ struct pd_request_state {
     void *stage_device;
     int (*unstage)(struct pd_request_state *st, bool deliver,
                    struct pd_fail *fail);
+    /* Buffers of non-contiguous datatypes: the call ran on their packed
+     * copies; finishing it unpacks what it received (api/stage.c). */
+    struct pd_type_stage *type_stages;
     /* A persistent request (MPI_Send_init & co.): start makes the
      * operation's request, active, from the arguments it was made with
      * (persistent_args, freed with it); inactive while active is NULL.

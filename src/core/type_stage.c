@@ -1,0 +1,74 @@
+/* Scratch buffers for non-contiguous datatypes (core/type_stage.h). */
+#include <stdlib.h>
+
+#include "core/objects.h"
+#include "core/type_stage.h"
+
+struct pd_type_stage *pd_stage_new(void)
+{
+    return calloc(1, sizeof(struct pd_type_stage));
+}
+
+int pd_stage_add(struct pd_type_stage *st, void *user,
+                 struct ompi_datatype_t *type, size_t count, size_t offset,
+                 bool in, bool out)
+{
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? 2 * st->cap : 4;
+        struct pd_stage_block *b = realloc(st->blocks, cap * sizeof(*b));
+        if (b == NULL)
+            return -1;
+        st->blocks = b;
+        st->cap = cap;
+    }
+    pd_type_retain(type);
+    st->blocks[st->n++] = (struct pd_stage_block){ user, type, count, offset,
+                                                   in, out };
+    size_t end = offset + count * pd_type_packed(type);
+    if (end > st->bytes)
+        st->bytes = end;
+    return 0;
+}
+
+int pd_stage_pack(struct pd_type_stage *st)
+{
+    st->packed = malloc(st->bytes ? st->bytes : 1);
+    if (st->packed == NULL)
+        return -1;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct pd_stage_block *b = &st->blocks[i];
+        if (b->in)
+            pd_type_pack(b->type, b->user, 0,
+                         b->count * pd_type_packed(b->type),
+                         st->packed + b->offset);
+    }
+    return 0;
+}
+
+void pd_stage_unpack(const struct pd_type_stage *st, size_t limit)
+{
+    for (; st != NULL; st = st->next)
+        for (size_t i = 0; i < st->n; i++) {
+            const struct pd_stage_block *b = &st->blocks[i];
+            size_t bytes = b->count * pd_type_packed(b->type);
+            if (!b->out || b->offset >= limit)
+                continue;
+            if (bytes > limit - b->offset)
+                bytes = limit - b->offset;
+            pd_type_unpack(b->type, b->user, 0, bytes,
+                           st->packed + b->offset);
+        }
+}
+
+void pd_stage_free(struct pd_type_stage *st)
+{
+    while (st != NULL) {
+        struct pd_type_stage *next = st->next;
+        for (size_t i = 0; i < st->n; i++)
+            pd_type_release(st->blocks[i].type);
+        free(st->blocks);
+        free(st->packed);
+        free(st);
+        st = next;
+    }
+}
