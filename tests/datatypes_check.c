@@ -1,0 +1,841 @@
+/*
+ * Derived datatypes: every constructor against a typemap written out here
+ * by hand (byte runs of one item, lb, extent), MPI_Pack/MPI_Unpack against
+ * a reference pack of those runs, and the types in point-to-point,
+ * collectives and reductions at any number of ranks, with the bytes the
+ * types skip checked untouched. Plain MPI: it passes under Open MPI too.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap_harness.h"
+
+#define MAX_RUNS 64
+#define GAP 0xA5            /* what the bytes no type covers hold */
+
+/* One item of a type as the test sees it: byte runs in type order. */
+struct ref {
+    const char *name;
+    MPI_Datatype type;
+    int nruns;
+    long off[MAX_RUNS], len[MAX_RUNS];
+    long lb, extent;
+};
+
+static void add_run(struct ref *r, long off, long len)
+{
+    r->off[r->nruns] = off;
+    r->len[r->nruns] = len;
+    r->nruns++;
+}
+
+static long ref_size(const struct ref *r)
+{
+    long n = 0;
+    for (int i = 0; i < r->nruns; i++)
+        n += r->len[i];
+    return n;
+}
+
+/* Lowest and highest byte any run of count items touches. */
+static void ref_span(const struct ref *r, int count, long *lo, long *hi)
+{
+    *lo = 0;
+    *hi = 0;
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < r->nruns; i++) {
+            long a = k * r->extent + r->off[i], b = a + r->len[i];
+            if ((k == 0 && i == 0) || a < *lo)
+                *lo = a;
+            if ((k == 0 && i == 0) || b > *hi)
+                *hi = b;
+        }
+}
+
+/* The reference pack of count items at base. */
+static void ref_pack(const struct ref *r, const unsigned char *base,
+                     int count, unsigned char *out)
+{
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < r->nruns; i++) {
+            memcpy(out, base + k * r->extent + r->off[i], (size_t)r->len[i]);
+            out += r->len[i];
+        }
+}
+
+/* A buffer for count items: mem with base inside it where item 0 starts
+ * (runs may lie before it), every byte GAP. */
+struct area {
+    unsigned char *mem, *base;
+    long bytes;
+};
+
+static struct area area_new(const struct ref *r, int count)
+{
+    long lo, hi;
+    ref_span(r, count, &lo, &hi);
+    long margin = 16;
+    struct area a;
+    a.bytes = hi - lo + 2 * margin;
+    a.mem = malloc((size_t)a.bytes);
+    memset(a.mem, GAP, (size_t)a.bytes);
+    a.base = a.mem + margin - lo;
+    return a;
+}
+
+/* Put pattern bytes seed.. into the runs of count items. */
+static void fill_runs(const struct ref *r, struct area *a, int count, int seed)
+{
+    long n = 0;
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < r->nruns; i++)
+            for (long b = 0; b < r->len[i]; b++, n++)
+                a->base[k * r->extent + r->off[i] + b] =
+                    (unsigned char)(seed * 37 + n * 11 + 1);
+}
+
+/* The runs of count items hold the pattern of seed, every other byte GAP;
+ * false with a detail otherwise. */
+static int check_area(struct verdict *v, const struct ref *r,
+                      const struct area *a, int count, int seed,
+                      const char *what)
+{
+    struct area want = area_new(r, count);
+    fill_runs(r, &want, count, seed);
+    for (long i = 0; i < a->bytes; i++)
+        if (a->mem[i] != want.mem[i]) {
+            fail(v, "%s, %s: byte %ld is %d, expected %d", r->name, what,
+                 i - (long)(a->base - a->mem), a->mem[i], want.mem[i]);
+            free(want.mem);
+            return 0;
+        }
+    free(want.mem);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The types                                                          */
+/* ------------------------------------------------------------------ */
+
+#define NREFS 14
+static struct ref refs[NREFS];
+static int nrefs;
+
+static struct ref *new_ref(const char *name)
+{
+    struct ref *r = &refs[nrefs++];
+    memset(r, 0, sizeof(*r));
+    r->name = name;
+    return r;
+}
+
+struct particle {
+    int id;
+    double pos;
+    char tag[3];
+};
+
+static void build_types(struct verdict *v)
+{
+    struct ref *r;
+    MPI_Datatype t;
+
+    r = new_ref("vector(3, 2, 4, MPI_INT)");
+    check_rc(v, "MPI_Type_vector", MPI_Type_vector(3, 2, 4, MPI_INT, &r->type));
+    for (int i = 0; i < 3; i++)
+        add_run(r, i * 16, 8);
+    r->extent = 40;
+    MPI_Datatype vec = r->type;
+
+    r = new_ref("hvector(2, 1, 52 bytes, the vector)");
+    check_rc(v, "MPI_Type_create_hvector",
+             MPI_Type_create_hvector(2, 1, 52, vec, &r->type));
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 3; i++)
+            add_run(r, j * 52 + i * 16, 8);
+    r->extent = 92;
+
+    r = new_ref("indexed({2,1,3}, {5,0,9}, MPI_DOUBLE)");
+    int il[3] = { 2, 1, 3 }, id[3] = { 5, 0, 9 };
+    check_rc(v, "MPI_Type_indexed",
+             MPI_Type_indexed(3, il, id, MPI_DOUBLE, &r->type));
+    add_run(r, 40, 16);
+    add_run(r, 0, 8);
+    add_run(r, 72, 24);
+    r->extent = 96;
+
+    r = new_ref("hindexed({1,2}, {4,-8} bytes, MPI_INT)");
+    int hl[2] = { 1, 2 };
+    MPI_Aint hd[2] = { 4, -8 };
+    check_rc(v, "MPI_Type_create_hindexed",
+             MPI_Type_create_hindexed(2, hl, hd, MPI_INT, &r->type));
+    add_run(r, 4, 4);
+    add_run(r, -8, 8);
+    r->lb = -8;
+    r->extent = 16;
+
+    r = new_ref("indexed_block(3, 2, {1,4,7}, MPI_SHORT)");
+    int bd[3] = { 1, 4, 7 };
+    check_rc(v, "MPI_Type_create_indexed_block",
+             MPI_Type_create_indexed_block(3, 2, bd, MPI_SHORT, &r->type));
+    add_run(r, 2, 4);
+    add_run(r, 8, 4);
+    add_run(r, 14, 4);
+    r->lb = 2;
+    r->extent = 16;
+
+    r = new_ref("hindexed_block(2, 3, {24,0} bytes, MPI_FLOAT)");
+    MPI_Aint hbd[2] = { 24, 0 };
+    check_rc(v, "MPI_Type_create_hindexed_block",
+             MPI_Type_create_hindexed_block(2, 3, hbd, MPI_FLOAT, &r->type));
+    add_run(r, 24, 12);
+    add_run(r, 0, 12);
+    r->extent = 36;
+
+    r = new_ref("struct {int; double; char[3]} by MPI_Get_address");
+    struct particle p;
+    MPI_Aint base, a[3];
+    check_rc(v, "MPI_Get_address", MPI_Get_address(&p, &base));
+    check_rc(v, "MPI_Get_address", MPI_Get_address(&p.id, &a[0]));
+    check_rc(v, "MPI_Get_address", MPI_Get_address(&p.pos, &a[1]));
+    check_rc(v, "MPI_Get_address", MPI_Get_address(p.tag, &a[2]));
+    for (int i = 0; i < 3; i++)
+        a[i] -= base;
+    int sl[3] = { 1, 1, 3 };
+    MPI_Datatype st[3] = { MPI_INT, MPI_DOUBLE, MPI_CHAR };
+    check_rc(v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(3, sl, a, st, &r->type));
+    add_run(r, offsetof(struct particle, id), 4);
+    add_run(r, offsetof(struct particle, pos), 8);
+    add_run(r, offsetof(struct particle, tag), 3);
+    r->extent = sizeof(struct particle);     /* padded as C pads it */
+    MPI_Datatype part = r->type;
+
+    r = new_ref("contiguous(2, the struct)");
+    check_rc(v, "MPI_Type_contiguous", MPI_Type_contiguous(2, part, &r->type));
+    for (int k = 0; k < 2; k++) {
+        add_run(r, k * (long)sizeof(p) + (long)offsetof(struct particle, id), 4);
+        add_run(r, k * (long)sizeof(p) + (long)offsetof(struct particle, pos), 8);
+        add_run(r, k * (long)sizeof(p) + (long)offsetof(struct particle, tag), 3);
+    }
+    r->extent = 2 * (long)sizeof(p);
+
+    r = new_ref("resized(vector(2, 1, 3, MPI_INT), lb -4, extent 32)");
+    check_rc(v, "MPI_Type_vector", MPI_Type_vector(2, 1, 3, MPI_INT, &t));
+    check_rc(v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(t, -4, 32, &r->type));
+    check_rc(v, "MPI_Type_free", MPI_Type_free(&t));  /* still used */
+    add_run(r, 0, 4);
+    add_run(r, 12, 4);
+    r->lb = -4;
+    r->extent = 32;
+
+    r = new_ref("subarray C {4,5,6} sub {2,3,2} at {1,1,3} MPI_FLOAT");
+    int sz[3] = { 4, 5, 6 }, sub[3] = { 2, 3, 2 }, at[3] = { 1, 1, 3 };
+    check_rc(v, "MPI_Type_create_subarray",
+             MPI_Type_create_subarray(3, sz, sub, at, MPI_ORDER_C, MPI_FLOAT,
+                                      &r->type));
+    for (int i = 1; i < 3; i++)
+        for (int j = 1; j < 4; j++)
+            add_run(r, ((i * 5 + j) * 6 + 3) * 4, 8);
+    r->extent = 4 * 5 * 6 * 4;
+
+    r = new_ref("subarray Fortran {5,4} sub {2,2} at {3,1} MPI_DOUBLE");
+    int fz[2] = { 5, 4 }, fsub[2] = { 2, 2 }, fat[2] = { 3, 1 };
+    check_rc(v, "MPI_Type_create_subarray",
+             MPI_Type_create_subarray(2, fz, fsub, fat, MPI_ORDER_FORTRAN,
+                                      MPI_DOUBLE, &r->type));
+    for (int j = 1; j < 3; j++)             /* columns, first index fastest */
+        add_run(r, (j * 5 + 3) * 8, 16);
+    r->extent = 5 * 4 * 8;
+
+    /* Process 3 of a 2 x 2 grid: rows 4..7 (block), columns whose pair
+     * index is odd (cyclic(2)): 2, 3 of 0..5. */
+    r = new_ref("darray {8,6} block x cyclic(2) on 2x2, rank 3, MPI_INT");
+    int gs[2] = { 8, 6 }, dist[2] = { MPI_DISTRIBUTE_BLOCK,
+                                      MPI_DISTRIBUTE_CYCLIC },
+        darg[2] = { MPI_DISTRIBUTE_DFLT_DARG, 2 }, ps[2] = { 2, 2 };
+    check_rc(v, "MPI_Type_create_darray",
+             MPI_Type_create_darray(4, 3, 2, gs, dist, darg, ps, MPI_ORDER_C,
+                                    MPI_INT, &r->type));
+    for (int i = 4; i < 8; i++)
+        add_run(r, (i * 6 + 2) * 4, 8);
+    r->extent = 8 * 6 * 4;
+
+    r = new_ref("dup of the vector");
+    check_rc(v, "MPI_Type_dup", MPI_Type_dup(vec, &r->type));
+    for (int i = 0; i < 3; i++)
+        add_run(r, i * 16, 8);
+    r->extent = 40;
+
+    r = new_ref("vector(2, 1, -3, MPI_DOUBLE) (negative stride)");
+    check_rc(v, "MPI_Type_vector",
+             MPI_Type_vector(2, 1, -3, MPI_DOUBLE, &r->type));
+    add_run(r, 0, 8);
+    add_run(r, -24, 8);
+    r->lb = -24;
+    r->extent = 32;
+
+    for (int i = 0; i < nrefs; i++)
+        check_rc(v, "MPI_Type_commit", MPI_Type_commit(&refs[i].type));
+}
+
+/* ------------------------------------------------------------------ */
+/* Local checks                                                       */
+/* ------------------------------------------------------------------ */
+
+static void check_shape(void)
+{
+    for (int i = 0; i < nrefs; i++) {
+        const struct ref *r = &refs[i];
+        struct verdict v = {""};
+        int size = -1;
+        MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
+        check_rc(&v, "MPI_Type_size", MPI_Type_size(r->type, &size));
+        check_rc(&v, "MPI_Type_get_extent",
+                 MPI_Type_get_extent(r->type, &lb, &extent));
+        check_rc(&v, "MPI_Type_get_true_extent",
+                 MPI_Type_get_true_extent(r->type, &tlb, &textent));
+        long lo, hi;
+        ref_span(r, 1, &lo, &hi);
+        if (size != ref_size(r) || lb != r->lb || extent != r->extent ||
+            tlb != lo || textent != hi - lo)
+            fail(&v, "size %d lb %ld extent %ld true %ld/%ld; expected "
+                 "%ld %ld %ld %ld/%ld", size, (long)lb, (long)extent,
+                 (long)tlb, (long)textent, ref_size(r), r->lb, r->extent, lo,
+                 hi - lo);
+        report(&v, "%s: size, extent and true extent", r->name);
+    }
+}
+
+static void check_pack(void)
+{
+    const int count = 3;
+    for (int i = 0; i < nrefs; i++) {
+        const struct ref *r = &refs[i];
+        struct verdict v = {""};
+        struct area in = area_new(r, count), out = area_new(r, count);
+        fill_runs(r, &in, count, 5);
+        long bytes = ref_size(r) * count;
+        unsigned char *want = malloc((size_t)bytes + 1),
+                      *got = malloc((size_t)bytes + 8);
+        ref_pack(r, in.base, count, want);
+        int psize = -1, pos = 0;
+        check_rc(&v, "MPI_Pack_size",
+                 MPI_Pack_size(count, r->type, MPI_COMM_WORLD, &psize));
+        if (psize < bytes)
+            fail(&v, "MPI_Pack_size %d < %ld", psize, bytes);
+        check_rc(&v, "MPI_Pack", MPI_Pack(in.base, count, r->type, got,
+                                          (int)bytes + 8, &pos,
+                                          MPI_COMM_WORLD));
+        if (pos != bytes)
+            fail(&v, "MPI_Pack advanced position to %d, not %ld", pos, bytes);
+        else if (memcmp(got, want, (size_t)bytes) != 0)
+            fail(&v, "MPI_Pack's bytes differ from the reference pack");
+        pos = 0;
+        check_rc(&v, "MPI_Unpack", MPI_Unpack(want, (int)bytes, &pos,
+                                              out.base, count, r->type,
+                                              MPI_COMM_WORLD));
+        check_area(&v, r, &out, count, 5, "unpacked");
+        report(&v, "%s: MPI_Pack and MPI_Unpack of %d items", r->name, count);
+        free(want);
+        free(got);
+        free(in.mem);
+        free(out.mem);
+    }
+}
+
+static void check_envelope(void)
+{
+    struct verdict v = {""};
+    int expect[NREFS] = { MPI_COMBINER_VECTOR, MPI_COMBINER_HVECTOR,
+                          MPI_COMBINER_INDEXED, MPI_COMBINER_HINDEXED,
+                          MPI_COMBINER_INDEXED_BLOCK,
+                          MPI_COMBINER_HINDEXED_BLOCK, MPI_COMBINER_STRUCT,
+                          MPI_COMBINER_CONTIGUOUS, MPI_COMBINER_RESIZED,
+                          MPI_COMBINER_SUBARRAY, MPI_COMBINER_SUBARRAY,
+                          MPI_COMBINER_DARRAY, MPI_COMBINER_DUP,
+                          MPI_COMBINER_VECTOR };
+    for (int i = 0; i < nrefs; i++) {
+        int ni, na, nd, comb;
+        check_rc(&v, "MPI_Type_get_envelope",
+                 MPI_Type_get_envelope(refs[i].type, &ni, &na, &nd, &comb));
+        if (comb != expect[i])
+            fail(&v, "%s: combiner %d, expected %d", refs[i].name, comb,
+                 expect[i]);
+    }
+    /* The vector's contents are its arguments; its old type is named. */
+    int ints[3], ni, na, nd, comb;
+    MPI_Aint addrs[1];
+    MPI_Datatype types[1];
+    check_rc(&v, "MPI_Type_get_envelope",
+             MPI_Type_get_envelope(refs[0].type, &ni, &na, &nd, &comb));
+    if (ni != 3 || na != 0 || nd != 1)
+        fail(&v, "vector envelope %d %d %d", ni, na, nd);
+    check_rc(&v, "MPI_Type_get_contents",
+             MPI_Type_get_contents(refs[0].type, 3, 0, 1, ints, addrs, types));
+    if (ints[0] != 3 || ints[1] != 2 || ints[2] != 4 || types[0] != MPI_INT)
+        fail(&v, "vector contents %d %d %d", ints[0], ints[1], ints[2]);
+    /* The hvector's old type is derived: a handle the caller frees. */
+    MPI_Aint stride = 0;
+    int hints[2];
+    check_rc(&v, "MPI_Type_get_contents",
+             MPI_Type_get_contents(refs[1].type, 2, 1, 1, hints, &stride,
+                                   types));
+    int size = 0;
+    check_rc(&v, "MPI_Type_size", MPI_Type_size(types[0], &size));
+    if (stride != 52 || hints[0] != 2 || size != 24)
+        fail(&v, "hvector contents: stride %ld, count %d, old size %d",
+             (long)stride, hints[0], size);
+    check_rc(&v, "MPI_Type_free", MPI_Type_free(&types[0]));
+    check_rc(&v, "MPI_Type_get_envelope",
+             MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb));
+    if (comb != MPI_COMBINER_NAMED)
+        fail(&v, "MPI_INT's combiner is %d", comb);
+    report(&v, "MPI_Type_get_envelope and MPI_Type_get_contents");
+}
+
+/* Open MPI 4.1 refuses predefined ops on derived datatypes (MPI_ERR_OP);
+ * the standard applies them to each predefined element. */
+static const char ompi_refuses[] = "Open MPI refuses predefined ops on "
+                                   "derived datatypes";
+
+static void check_reduce_local(void)
+{
+    struct verdict v = {""};
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "MPI_Reduce_local with MPI_SUM on a vector "
+                    "of MPI_INT");
+        return;
+    }
+    /* vector(3, 2, 4, MPI_INT): 6 ints among 10. */
+    int in[20], io[20];
+    for (int i = 0; i < 20; i++) {
+        in[i] = i;
+        io[i] = 100 * i;
+    }
+    check_rc(&v, "MPI_Reduce_local",
+             MPI_Reduce_local(in, io, 2, refs[0].type, MPI_SUM));
+    for (int i = 0; i < 20; i++) {
+        int k = i % 10;
+        int covered = k == 0 || k == 1 || k == 4 || k == 5 || k == 8 || k == 9;
+        int want = covered ? 101 * i : 100 * i;
+        if (io[i] != want) {
+            fail(&v, "element %d: %d, expected %d", i, io[i], want);
+            break;
+        }
+    }
+    report(&v, "MPI_Reduce_local with MPI_SUM on a vector of MPI_INT");
+}
+
+/* ------------------------------------------------------------------ */
+/* Communication                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Around a ring: rank r sends count items with its own pattern, blocking
+ * and nonblocking; every run arrives and no gap is written. */
+static void check_p2p(void)
+{
+    const int count = 2;
+    int right = (world_rank + 1) % world_size,
+        left = (world_rank + world_size - 1) % world_size;
+    for (int i = 0; i < nrefs; i++) {
+        const struct ref *r = &refs[i];
+        struct verdict v = {""};
+        struct area s = area_new(r, count), d = area_new(r, count),
+                    d2 = area_new(r, count);
+        fill_runs(r, &s, count, world_rank);
+        check_rc(&v, "MPI_Sendrecv",
+                 MPI_Sendrecv(s.base, count, r->type, right, 7, d.base, count,
+                              r->type, left, 7, MPI_COMM_WORLD,
+                              MPI_STATUS_IGNORE));
+        check_area(&v, r, &d, count, left, "MPI_Sendrecv");
+        MPI_Request q[2];
+        check_rc(&v, "MPI_Irecv", MPI_Irecv(d2.base, count, r->type, left, 8,
+                                            MPI_COMM_WORLD, &q[0]));
+        check_rc(&v, "MPI_Isend", MPI_Isend(s.base, count, r->type, right, 8,
+                                            MPI_COMM_WORLD, &q[1]));
+        MPI_Status st[2];
+        check_rc(&v, "MPI_Waitall", MPI_Waitall(2, q, st));
+        check_area(&v, r, &d2, count, left, "MPI_Isend/MPI_Irecv");
+        int n = -1;
+        MPI_Get_count(&st[0], r->type, &n);
+        if (n != count)
+            fail(&v, "MPI_Get_count %d, expected %d", n, count);
+        report(&v, "%s: point-to-point around a ring", r->name);
+        free(s.mem);
+        free(d.mem);
+        free(d2.mem);
+    }
+}
+
+/* Type signatures, not layouts, must match: a vector's six ints arrive
+ * as six plain MPI_INT, and a short message fills only what came. */
+static void check_p2p_signature(void)
+{
+    struct verdict v = {""};
+    int right = (world_rank + 1) % world_size,
+        left = (world_rank + world_size - 1) % world_size;
+    int src[10], dst[6];
+    for (int i = 0; i < 10; i++)
+        src[i] = world_rank * 100 + i;
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(src, 1, refs[0].type, right, 3, dst, 6, MPI_INT,
+                          left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    int idx[6] = { 0, 1, 4, 5, 8, 9 };
+    for (int i = 0; i < 6; i++)
+        if (dst[i] != left * 100 + idx[i])
+            fail(&v, "int %d: %d", i, dst[i]);
+    /* Four ints into room for two vectors: one whole item and two ints
+     * of the next; the rest untouched. */
+    int got[20];
+    for (int i = 0; i < 20; i++)
+        got[i] = -1;
+    MPI_Status st;
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(src, 8, MPI_INT, right, 4, got, 2, refs[0].type,
+                          left, 4, MPI_COMM_WORLD, &st));
+    int n = -2, e = -2;
+    MPI_Get_count(&st, refs[0].type, &n);
+    MPI_Get_elements(&st, refs[0].type, &e);
+    if (n != MPI_UNDEFINED || e != 8)
+        fail(&v, "MPI_Get_count %d (expected MPI_UNDEFINED), "
+             "MPI_Get_elements %d (expected 8)", n, e);
+    int where[8] = { 0, 1, 4, 5, 8, 9, 10, 11 };
+    for (int i = 0; i < 8; i++)
+        if (got[where[i]] != left * 100 + i)
+            fail(&v, "received int %d at %d: %d", i, where[i], got[where[i]]);
+    if (got[14] != -1 || got[2] != -1 || got[12] != -1)
+        fail(&v, "a gap or an unfilled element was written");
+    report(&v, "vector against plain MPI_INT both ways, and a short message");
+}
+
+/* Absolute addresses: a struct of two separate variables, sent and
+ * received from MPI_BOTTOM. */
+static void check_bottom(void)
+{
+    struct verdict v = {""};
+    int right = (world_rank + 1) % world_size,
+        left = (world_rank + world_size - 1) % world_size;
+    int a = world_rank * 3 + 1, ra = -1;
+    double b = world_rank + 0.25, rb = -1;
+    MPI_Aint sa[2], ta[2];
+    check_rc(&v, "MPI_Get_address", MPI_Get_address(&a, &sa[0]));
+    check_rc(&v, "MPI_Get_address", MPI_Get_address(&b, &sa[1]));
+    check_rc(&v, "MPI_Get_address", MPI_Get_address(&ra, &ta[0]));
+    check_rc(&v, "MPI_Get_address", MPI_Get_address(&rb, &ta[1]));
+    int bl[2] = { 1, 1 };
+    MPI_Datatype tt[2] = { MPI_INT, MPI_DOUBLE }, st, rt;
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(2, bl, sa, tt, &st));
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(2, bl, ta, tt, &rt));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&st));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&rt));
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(MPI_BOTTOM, 1, st, right, 5, MPI_BOTTOM, 1, rt,
+                          left, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    if (ra != left * 3 + 1 || rb != left + 0.25)
+        fail(&v, "received %d and %g", ra, rb);
+    report(&v, "a struct of absolute addresses from and to MPI_BOTTOM");
+    MPI_Type_free(&st);
+    MPI_Type_free(&rt);
+}
+
+/* The classic: every rank's row becomes column r of the root's matrix
+ * through a vector resized to one element. */
+static void check_gather_columns(void)
+{
+    struct verdict v = {""};
+    const int n = 3;        /* rows of the matrix */
+    MPI_Datatype col, col1;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(n, 1, world_size, MPI_INT, &col));
+    check_rc(&v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(col, 0, sizeof(int), &col1));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&col1));
+    int mine[3], *mat = malloc((size_t)(n * world_size) * sizeof(int));
+    for (int i = 0; i < n; i++)
+        mine[i] = world_rank * 10 + i;
+    for (int root = 0; root < world_size; root++) {
+        for (int i = 0; i < n * world_size; i++)
+            mat[i] = -1;
+        check_rc(&v, "MPI_Gather", MPI_Gather(mine, n, MPI_INT, mat, 1, col1,
+                                              root, MPI_COMM_WORLD));
+        if (world_rank == root)
+            for (int i = 0; i < n; i++)
+                for (int r = 0; r < world_size; r++)
+                    if (mat[i * world_size + r] != r * 10 + i)
+                        fail(&v, "root %d: [%d][%d] = %d", root, i, r,
+                             mat[i * world_size + r]);
+        /* And back: column r of the root's matrix to rank r. */
+        int back[3] = { -1, -1, -1 };
+        check_rc(&v, "MPI_Scatter", MPI_Scatter(mat, 1, col1, back, n,
+                                                MPI_INT, root,
+                                                MPI_COMM_WORLD));
+        for (int i = 0; i < n; i++)
+            if (back[i] != world_rank * 10 + i)
+                fail(&v, "scatter from %d: %d", root, back[i]);
+    }
+    report(&v, "MPI_Gather and MPI_Scatter of matrix columns (resized "
+           "vector) from every root");
+    MPI_Type_free(&col);
+    MPI_Type_free(&col1);
+    free(mat);
+}
+
+/* Moves with every type: bcast from every root, allgather, alltoall,
+ * blocking and not; the receive side's gaps untouched. */
+static void check_moves(void)
+{
+    for (int i = 0; i < nrefs; i++) {
+        const struct ref *r = &refs[i];
+        struct verdict v = {""};
+        for (int root = 0; root < world_size; root++) {
+            struct area b = area_new(r, 2);
+            if (world_rank == root)
+                fill_runs(r, &b, 2, 40 + root);
+            check_rc(&v, "MPI_Bcast",
+                     MPI_Bcast(b.base, 2, r->type, root, MPI_COMM_WORLD));
+            check_area(&v, r, &b, 2, 40 + root, "MPI_Bcast");
+            free(b.mem);
+        }
+        /* allgather: one item each, into world_size items. */
+        struct area s = area_new(r, 1), all = area_new(r, world_size);
+        fill_runs(r, &s, 1, world_rank);
+        MPI_Request q;
+        check_rc(&v, "MPI_Iallgather",
+                 MPI_Iallgather(s.base, 1, r->type, all.base, 1, r->type,
+                                MPI_COMM_WORLD, &q));
+        check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+        /* Item k holds rank k's pattern, which is pattern seed k at item 0:
+         * compare one item at a time. */
+        for (int k = 0; k < world_size; k++) {
+            struct area one = area_new(r, 1);
+            fill_runs(r, &one, 1, k);
+            long size = ref_size(r);
+            unsigned char *a = malloc((size_t)size), *b = malloc((size_t)size);
+            ref_pack(r, one.base, 1, a);
+            ref_pack(r, all.base + k * r->extent, 1, b);
+            if (memcmp(a, b, (size_t)size) != 0)
+                fail(&v, "MPI_Iallgather: item %d differs", k);
+            free(a);
+            free(b);
+            free(one.mem);
+        }
+        free(s.mem);
+        free(all.mem);
+        report(&v, "%s: MPI_Bcast from every root and MPI_Iallgather",
+               r->name);
+    }
+}
+
+/* Reductions over non-contiguous elements: a vector of doubles summed,
+ * in place and not, blocking and not; gaps untouched. */
+static void check_reductions(void)
+{
+    struct verdict v = {""};
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "reductions on a vector of doubles");
+        return;
+    }
+    MPI_Datatype vd;
+    check_rc(&v, "MPI_Type_vector", MPI_Type_vector(4, 1, 3, MPI_DOUBLE, &vd));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vd));
+    const int count = 2, ext = 10;     /* 10 doubles per item */
+    double in[20], out[20], inpl[20];
+    for (int i = 0; i < count * ext; i++) {
+        in[i] = world_rank + i * 0.5;
+        out[i] = -1;
+        inpl[i] = in[i];
+    }
+    double sum_ranks = world_size * (world_size - 1) / 2.0;
+    MPI_Request q;
+    check_rc(&v, "MPI_Iallreduce",
+             MPI_Iallreduce(in, out, count, vd, MPI_SUM, MPI_COMM_WORLD, &q));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(MPI_IN_PLACE, inpl, count, vd, MPI_SUM,
+                           MPI_COMM_WORLD));
+    for (int i = 0; i < count * ext; i++) {
+        int k = i % ext;
+        bool covered = k % 3 == 0;
+        double want = covered ? sum_ranks + world_size * i * 0.5 : -1;
+        double want_inpl = covered ? want : in[i];
+        if (out[i] != want || inpl[i] != want_inpl) {
+            fail(&v, "double %d: %g and %g in place, expected %g and %g", i,
+                 out[i], inpl[i], want, want_inpl);
+            break;
+        }
+    }
+    /* Reduce to every root, and a scan. */
+    for (int root = 0; root < world_size; root++) {
+        for (int i = 0; i < count * ext; i++)
+            out[i] = -1;
+        check_rc(&v, "MPI_Reduce", MPI_Reduce(in, out, count, vd, MPI_MAX,
+                                              root, MPI_COMM_WORLD));
+        if (world_rank == root)
+            for (int i = 0; i < count * ext; i++) {
+                double want = i % ext % 3 == 0 ? world_size - 1 + i * 0.5 : -1;
+                if (out[i] != want)
+                    fail(&v, "MPI_Reduce to %d: double %d is %g", root, i,
+                         out[i]);
+            }
+    }
+    for (int i = 0; i < count * ext; i++)
+        out[i] = -1;
+    check_rc(&v, "MPI_Scan",
+             MPI_Scan(in, out, count, vd, MPI_SUM, MPI_COMM_WORLD));
+    double prefix = world_rank * (world_rank + 1) / 2.0;
+    for (int i = 0; i < count * ext; i++) {
+        double want = i % ext % 3 == 0 ? prefix + (world_rank + 1) * i * 0.5
+                                       : -1;
+        if (out[i] != want) {
+            fail(&v, "MPI_Scan: double %d is %g, expected %g", i, out[i],
+                 want);
+            break;
+        }
+    }
+    report(&v, "MPI_Iallreduce, in-place MPI_Allreduce, MPI_Reduce and "
+           "MPI_Scan on a vector of doubles");
+    MPI_Type_free(&vd);
+}
+
+/* A user op on a struct: it must see items in the struct's own layout. */
+struct pair_d {
+    double x;
+    int n;
+};
+
+static void pair_add(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    struct pair_d *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        b[i].x += a[i].x;
+        b[i].n += a[i].n;
+    }
+}
+
+static void check_user_op(void)
+{
+    struct verdict v = {""};
+    int bl[2] = { 1, 1 };
+    MPI_Aint d[2] = { offsetof(struct pair_d, x), offsetof(struct pair_d, n) };
+    MPI_Datatype tt[2] = { MPI_DOUBLE, MPI_INT }, t;
+    MPI_Op op;
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(2, bl, d, tt, &t));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&t));
+    check_rc(&v, "MPI_Op_create", MPI_Op_create(pair_add, 1, &op));
+    struct pair_d in[3], out[3];
+    for (int i = 0; i < 3; i++) {
+        in[i].x = world_rank + i;
+        in[i].n = 1;
+    }
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(in, out, 3, t, op, MPI_COMM_WORLD));
+    for (int i = 0; i < 3; i++)
+        if (out[i].x != world_size * (world_size - 1) / 2.0 + world_size * i ||
+            out[i].n != world_size)
+            fail(&v, "item %d: %g, %d", i, out[i].x, out[i].n);
+    /* A predefined op is not defined on mixed elements. */
+    int rc = MPI_Allreduce(in, out, 3, t, MPI_SUM, MPI_COMM_WORLD);
+    if (!on_open_mpi && error_class(rc) != MPI_ERR_OP)
+        fail(&v, "MPI_SUM on a struct of double and int: %d, expected "
+             "MPI_ERR_OP", rc);
+    report(&v, "a user op on a struct of double and int, and MPI_ERR_OP for "
+           "MPI_SUM on it");
+    MPI_Op_free(&op);
+    MPI_Type_free(&t);
+}
+
+/* Alltoallw with a different type per peer: to rank j, j+1 ints of a
+ * vector with stride 2; from rank j, plain ints. */
+static void check_alltoallw(void)
+{
+    struct verdict v = {""};
+    int n = world_size;
+    MPI_Datatype *stypes = malloc((size_t)n * sizeof(MPI_Datatype)),
+                 *rtypes = malloc((size_t)n * sizeof(MPI_Datatype));
+    int *scounts = malloc((size_t)n * sizeof(int)),
+        *rcounts = malloc((size_t)n * sizeof(int)),
+        *sdispls = malloc((size_t)n * sizeof(int)),
+        *rdispls = malloc((size_t)n * sizeof(int));
+    int *sbuf = malloc((size_t)(2 * n * n + 2) * sizeof(int)),
+        *rbuf = malloc((size_t)(n * n + 1) * sizeof(int));
+    for (int i = 0; i < 2 * n * n + 2; i++)
+        sbuf[i] = world_rank * 1000 + i;
+    for (int j = 0; j < n; j++) {
+        check_rc(&v, "MPI_Type_vector",
+                 MPI_Type_vector(j + 1, 1, 2, MPI_INT, &stypes[j]));
+        check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&stypes[j]));
+        scounts[j] = 1;
+        sdispls[j] = j * 2 * n * (int)sizeof(int);
+        rtypes[j] = MPI_INT;
+        rcounts[j] = world_rank + 1;
+        rdispls[j] = j * n * (int)sizeof(int);
+    }
+    for (int i = 0; i < n * n + 1; i++)
+        rbuf[i] = -1;
+    check_rc(&v, "MPI_Alltoallw",
+             MPI_Alltoallw(sbuf, scounts, sdispls, stypes, rbuf, rcounts,
+                           rdispls, rtypes, MPI_COMM_WORLD));
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < n; k++) {
+            int got = rbuf[j * n + k];
+            int want = k <= world_rank ? j * 1000 + world_rank * 2 * n + 2 * k
+                                       : -1;
+            if (got != want) {
+                fail(&v, "from %d, int %d: %d, expected %d", j, k, got, want);
+                j = n;
+                break;
+            }
+        }
+    report(&v, "MPI_Alltoallw with a vector type per peer");
+    for (int j = 0; j < n; j++)
+        MPI_Type_free(&stypes[j]);
+    free(stypes);
+    free(rtypes);
+    free(scounts);
+    free(rcounts);
+    free(sdispls);
+    free(rdispls);
+    free(sbuf);
+    free(rbuf);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    on_open_mpi = library_is_open_mpi();
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    struct verdict v = {""};
+    build_types(&v);
+    report(&v, "every constructor builds and commits");
+    check_shape();
+    check_pack();
+    check_envelope();
+    check_reduce_local();
+    check_p2p();
+    check_p2p_signature();
+    check_bottom();
+    check_gather_columns();
+    check_moves();
+    check_reductions();
+    check_user_op();
+    check_alltoallw();
+    for (int i = 0; i < nrefs; i++)
+        MPI_Type_free(&refs[i].type);
+    int status = finish();
+    MPI_Finalize();
+    return status;
+}
