@@ -153,6 +153,68 @@ static void check_created(void)
            "back reduces");
 }
 
+/* A program's own error handler, codes and strings. */
+static int handler_calls, handler_code;
+static MPI_Comm handler_comm;
+
+static void record_error(MPI_Comm *comm, int *code, ...)
+{
+    handler_calls++;
+    handler_code = *code;
+    handler_comm = *comm;
+}
+
+static void check_user_errors(void)
+{
+    struct verdict v = {""};
+    MPI_Comm dup;
+    MPI_Errhandler eh;
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    check_rc(&v, "MPI_Comm_create_errhandler",
+             MPI_Comm_create_errhandler(record_error, &eh));
+    check_rc(&v, "MPI_Comm_set_errhandler", MPI_Comm_set_errhandler(dup, eh));
+    check_rc(&v, "MPI_Errhandler_free", MPI_Errhandler_free(&eh));
+    if (eh != MPI_ERRHANDLER_NULL)
+        fail(&v, "MPI_Errhandler_free left the handle set");
+    /* The communicator keeps the handler its handle was freed from. */
+    int x = 0;
+    int rc = MPI_Send(&x, -1, MPI_INT, 0, 0, dup);
+    if (error_class(rc) != MPI_ERR_COUNT || handler_calls != 1 ||
+        error_class(handler_code) != MPI_ERR_COUNT || handler_comm != dup)
+        fail(&v, "a negative count: returned %d, handler called %d times "
+             "with %d", rc, handler_calls, handler_code);
+    report(&v, "a user error handler sees an error on its communicator");
+
+    v.detail[0] = '\0';
+    int cls, code, code2;
+    check_rc(&v, "MPI_Add_error_class", MPI_Add_error_class(&cls));
+    check_rc(&v, "MPI_Add_error_code", MPI_Add_error_code(cls, &code));
+    check_rc(&v, "MPI_Add_error_code", MPI_Add_error_code(cls, &code2));
+    check_rc(&v, "MPI_Add_error_string",
+             MPI_Add_error_string(code, "the widget is out of order"));
+    int got = -1, len = 0, *last, flag = 0;
+    char text[MPI_MAX_ERROR_STRING];
+    check_rc(&v, "MPI_Error_class", MPI_Error_class(code, &got));
+    check_rc(&v, "MPI_Error_string", MPI_Error_string(code, text, &len));
+    check_rc(&v, "MPI_Comm_get_attr",
+             MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    if (cls <= MPI_ERR_LASTCODE || code == cls || code2 == code ||
+        got != cls || strcmp(text, "the widget is out of order") != 0 ||
+        !flag || *last < code2)
+        fail(&v, "class %d, codes %d %d: class of code %d, string '%s', "
+             "MPI_LASTUSEDCODE %d", cls, code, code2, got, text,
+             flag ? *last : -1);
+    handler_calls = 0;
+    check_rc(&v, "MPI_Comm_call_errhandler",
+             MPI_Comm_call_errhandler(dup, code));
+    if (handler_calls != 1 || handler_code != code)
+        fail(&v, "MPI_Comm_call_errhandler: handler called %d times with %d",
+             handler_calls, handler_code);
+    report(&v, "MPI_Add_error_class/code/string, and "
+           "MPI_Comm_call_errhandler with the new code");
+    MPI_Comm_free(&dup);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -164,6 +226,7 @@ int main(int argc, char **argv)
         printf("# handles_check on %d rank(s)\n", world_size);
     check_predefined();
     check_created();
+    check_user_errors();
     int status = finish();
     MPI_Finalize();
     return status;

@@ -108,6 +108,9 @@ int pd_stage_coll(const char *call, struct pd_coll *c,
  * receive (unpacked when it finishes). */
 int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
                  MPI_Datatype type, bool receive, struct pd_type_stage **stage);
+/* Free the error handlers the program made, and forget the error codes
+ * it added (MPI_Finalize). */
+void pd_errhandlers_free_all(void);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

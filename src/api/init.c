@@ -81,6 +81,7 @@ int PMPI_Finalize(void)
     char err[1024];
     if (pd_runtime_finalize(err, sizeof(err)) != MPI_SUCCESS)
         pd_init_failed(call, MPI_ERR_OTHER, err);
+    pd_errhandlers_free_all();
     return MPI_SUCCESS;
 }
 

@@ -25,6 +25,7 @@
 #pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
 #pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
 #pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+#pragma weak MPI_Type_match_size = PMPI_Type_match_size
 
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
@@ -317,5 +318,33 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
         return pd_raise(NULL, call, MPI_ERR_ARG, "an output array is NULL");
     pd_type_contents_get(datatype, array_of_integers, array_of_addresses,
                          array_of_datatypes);
+    return MPI_SUCCESS;
+}
+
+/* The Fortran type of a class and size, as Open MPI answers. */
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    static const char call[] = "MPI_Type_match_size";
+    PD_CHECK(pd_check_active(call));
+    if (datatype == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "datatype is NULL");
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    if (typeclass == MPI_TYPECLASS_REAL)
+        t = size == 4 ? MPI_REAL : size == 8 ? MPI_DOUBLE_PRECISION
+          : size == 16 ? MPI_REAL16 : MPI_DATATYPE_NULL;
+    else if (typeclass == MPI_TYPECLASS_INTEGER)
+        t = size == 1 ? MPI_INTEGER1 : size == 2 ? MPI_INTEGER2
+          : size == 4 ? MPI_INTEGER : size == 8 ? MPI_INTEGER8
+          : MPI_DATATYPE_NULL;
+    else if (typeclass == MPI_TYPECLASS_COMPLEX)
+        t = size == 8 ? MPI_COMPLEX : size == 16 ? MPI_DOUBLE_COMPLEX
+          : size == 32 ? MPI_COMPLEX32 : MPI_DATATYPE_NULL;
+    else
+        return pd_raise(NULL, call, MPI_ERR_ARG, "typeclass %d is not an "
+                        "MPI_TYPECLASS_ constant", typeclass);
+    if (t == MPI_DATATYPE_NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "no type of that class has "
+                        "%d bytes", size);
+    *datatype = t;
     return MPI_SUCCESS;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "core/attr.h"
+#include "core/error.h"
 #include "core/runtime.h"
 
 /* User keyvals start above every predefined attribute key of mpi.h. */
@@ -169,7 +170,10 @@ void pd_attr_get(enum pd_attr_kind kind, void *handle, int keyval,
     case MPI_IO: predefined = &pd_io; break;
     case MPI_WTIME_IS_GLOBAL: predefined = &pd_wtime_is_global; break;
     case MPI_APPNUM: predefined = &pd_appnum; break;
-    case MPI_LASTUSEDCODE: predefined = &pd_lastusedcode; break;
+    case MPI_LASTUSEDCODE:
+        pd_lastusedcode = pd_error_last_code();
+        predefined = &pd_lastusedcode;
+        break;
     case MPI_UNIVERSE_SIZE:
         pd_universe_size = pd_rt.world.size;
         predefined = &pd_universe_size;

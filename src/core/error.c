@@ -1,4 +1,6 @@
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,22 +77,119 @@ static const struct pd_error_desc pd_errors[] = {
 
 #define PD_NUM_ERRORS ((int)(sizeof(pd_errors) / sizeof(pd_errors[0])))
 
+/* Codes and classes a program adds (MPI_Add_error_class/_code), numbered
+ * from MPI_ERR_LASTCODE + 1, each with its class and its string. */
+struct pd_user_error {
+    int errclass;
+    char text[MPI_MAX_ERROR_STRING];
+};
+static struct pd_user_error *pd_user_errors;
+static int pd_user_error_count;
+static pthread_mutex_t pd_user_error_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool pd_predefined_code(int code)
+{
+    return code >= 0 && code < PD_NUM_ERRORS && pd_errors[code].name != NULL;
+}
+
+/* The added code's entry, or NULL. */
+static struct pd_user_error *pd_user_error(int code)
+{
+    int i = code - MPI_ERR_LASTCODE - 1;
+    return i >= 0 && i < pd_user_error_count ? &pd_user_errors[i] : NULL;
+}
+
+int pd_error_add(int errclass)
+{
+    pthread_mutex_lock(&pd_user_error_lock);
+    struct pd_user_error *grown =
+        realloc(pd_user_errors,
+                (size_t)(pd_user_error_count + 1) * sizeof(*grown));
+    int code = -1;
+    if (grown != NULL) {
+        pd_user_errors = grown;
+        code = MPI_ERR_LASTCODE + 1 + pd_user_error_count++;
+        grown[code - MPI_ERR_LASTCODE - 1] = (struct pd_user_error){
+            errclass < 0 ? code : errclass, "" };
+    }
+    pthread_mutex_unlock(&pd_user_error_lock);
+    return code;
+}
+
+int pd_error_last_code(void)
+{
+    return MPI_ERR_LASTCODE + pd_user_error_count;
+}
+
+bool pd_error_set_text(int code, const char *text)
+{
+    pthread_mutex_lock(&pd_user_error_lock);
+    struct pd_user_error *e = pd_user_error(code);
+    if (e != NULL)
+        snprintf(e->text, sizeof(e->text), "%s", text);
+    pthread_mutex_unlock(&pd_user_error_lock);
+    return e != NULL;
+}
+
+int pd_error_code_class(int code)
+{
+    if (pd_predefined_code(code))
+        return code;
+    pthread_mutex_lock(&pd_user_error_lock);
+    struct pd_user_error *e = pd_user_error(code);
+    int errclass = e != NULL ? e->errclass : -1;
+    pthread_mutex_unlock(&pd_user_error_lock);
+    return errclass;
+}
+
+bool pd_error_is_user_class(int code)
+{
+    return pd_error_code_class(code) == code && !pd_predefined_code(code);
+}
+
 int pd_error_class_is_valid(int errclass)
 {
-    return errclass >= 0 && errclass < PD_NUM_ERRORS &&
-           pd_errors[errclass].name != NULL;
+    return pd_error_code_class(errclass) >= 0;
 }
 
 const char *pd_error_class_name(int errclass)
 {
-    return pd_error_class_is_valid(errclass) ? pd_errors[errclass].name
+    if (pd_predefined_code(errclass))
+        return pd_errors[errclass].name;
+    return pd_error_class_is_valid(errclass) ? "an added error code"
                                              : "MPI_ERR_UNKNOWN";
 }
 
 const char *pd_error_class_text(int errclass)
 {
-    return pd_error_class_is_valid(errclass) ? pd_errors[errclass].text
-                                             : "unknown error code";
+    if (pd_predefined_code(errclass))
+        return pd_errors[errclass].text;
+    return pd_error_class_is_valid(errclass) ? "" : "unknown error code";
+}
+
+void pd_error_text(int code, char *out, size_t len)
+{
+    if (pd_predefined_code(code)) {
+        snprintf(out, len, "%s: %s", pd_errors[code].name,
+                 pd_errors[code].text);
+        return;
+    }
+    pthread_mutex_lock(&pd_user_error_lock);
+    struct pd_user_error *e = pd_user_error(code);
+    if (e != NULL)
+        snprintf(out, len, "%s", e->text);
+    else
+        snprintf(out, len, "unknown error code %d", code);
+    pthread_mutex_unlock(&pd_user_error_lock);
+}
+
+void pd_errors_reset(void)
+{
+    pthread_mutex_lock(&pd_user_error_lock);
+    free(pd_user_errors);
+    pd_user_errors = NULL;
+    pd_user_error_count = 0;
+    pthread_mutex_unlock(&pd_user_error_lock);
 }
 
 static _Noreturn void pd_die(const char *line, int errclass)
@@ -133,6 +232,13 @@ int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
     if (handler == NULL || handler->kind == PD_ERRH_FATAL)
         pd_die(line, errclass);
     pd_log(PD_LOG_INFO, "returning %s", line + strlen("pdmpi: "));
+    if (handler->kind == PD_ERRH_USER) {
+        /* The program's handler sees the communicator and the class; it
+         * may change neither what the call returns nor the handle. */
+        struct ompi_communicator_t *c = comm_ok ? comm : world;
+        int code = errclass;
+        handler->comm_fn(&c, &code);
+    }
     return errclass;
 }
 

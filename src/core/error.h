@@ -7,6 +7,9 @@
 #ifndef PD_CORE_ERROR_H
 #define PD_CORE_ERROR_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "core/objects.h"
 
 /* comm may be NULL or invalid: MPI_COMM_WORLD's handler then applies. */
@@ -20,6 +23,22 @@ int pd_raise_inactive(const char *call);
 /* Class name ("MPI_ERR_COUNT") and the standard's description. */
 const char *pd_error_class_name(int errclass);
 const char *pd_error_class_text(int errclass);
+/* A predefined class or an added code. */
 int pd_error_class_is_valid(int errclass);
+
+/* Codes a program adds: a new class (errclass < 0) or a new code of
+ * errclass; -1 when out of memory. Numbered past MPI_ERR_LASTCODE. */
+int pd_error_add(int errclass);
+/* The largest code in use (the MPI_LASTUSEDCODE attribute). */
+int pd_error_last_code(void);
+/* Set an added code's string; false for a predefined or unknown code. */
+bool pd_error_set_text(int code, const char *text);
+/* The class of a code, -1 for an unknown one. */
+int pd_error_code_class(int code);
+bool pd_error_is_user_class(int code);
+/* MPI_Error_string's text of a code. */
+void pd_error_text(int code, char *out, size_t len);
+/* Forget the added codes (MPI_Finalize). */
+void pd_errors_reset(void);
 
 #endif

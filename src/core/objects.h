@@ -38,6 +38,7 @@ enum pd_errhandler_kind {
     PD_ERRH_FATAL,
     PD_ERRH_RETURN,
     PD_ERRH_THROW,      /* C++ bindings' handler; treated as RETURN from C */
+    PD_ERRH_USER,       /* MPI_Comm_create_errhandler's */
 };
 
 struct ompi_errhandler_t {
@@ -46,6 +47,8 @@ struct ompi_errhandler_t {
     char name[32];
     int f_index;                    /* its Fortran value + 1; 0: none yet
                                        (core/handles.h) */
+    MPI_Comm_errhandler_function *comm_fn;      /* PD_ERRH_USER */
+    struct ompi_errhandler_t *next;             /* api/errhandler.c's list */
 };
 
 enum pd_comm_kind {
