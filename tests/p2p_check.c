@@ -1168,6 +1168,109 @@ static void check_matched_probe(void)
     report(&v, "MPI_Mrecv of MPI_MESSAGE_NULL is MPI_ERR_REQUEST");
 }
 
+/* Synchronous sends complete only once a receive has matched them: an
+ * Issend to a rank that has not posted its receive stays incomplete
+ * while that rank waits at a barrier; an Ssend to a rank that posted an
+ * Irecv and went on to a barrier completes (MPI's progress rule); an
+ * Issend to oneself completes after the receive; Ssend_init starts
+ * synchronous sends; a tag past MPI_TAG_UB is MPI_ERR_TAG. */
+static void check_synchronous(void)
+{
+    struct verdict v = {""};
+    int right = (world_rank + 1) % world_size,
+        left = (world_rank + world_size - 1) % world_size;
+    int x = 1000 + world_rank, y = -1, flag = -1;
+    MPI_Request q;
+    if (world_size > 1) {
+        check_rc(&v, "MPI_Issend",
+                 MPI_Issend(&x, 1, MPI_INT, right, 31, MPI_COMM_WORLD, &q));
+        for (int i = 0; i < 20; i++)
+            check_rc(&v, "MPI_Test", MPI_Test(&q, &flag, MPI_STATUS_IGNORE));
+        if (flag)
+            fail(&v, "MPI_Issend completed before rank %d posted a receive",
+                 right);
+        MPI_Barrier(MPI_COMM_WORLD);
+        check_rc(&v, "MPI_Recv", MPI_Recv(&y, 1, MPI_INT, left, 31,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+        if (y != 1000 + left)
+            fail(&v, "received %d from rank %d", y, left);
+    }
+    report(&v, "MPI_Issend stays incomplete until its receive is posted");
+
+    v.detail[0] = '\0';
+    if (world_size > 1) {
+        /* Even ranks send to the next; odd ones receive from the one
+         * before: receive posted, then a barrier, then the wait. */
+        bool sender = world_rank % 2 == 0 && world_rank + 1 < world_size;
+        bool receiver = world_rank % 2 == 1;
+        y = -1;
+        if (receiver)
+            check_rc(&v, "MPI_Irecv", MPI_Irecv(&y, 1, MPI_INT, left, 32,
+                                                MPI_COMM_WORLD, &q));
+        if (sender)
+            check_rc(&v, "MPI_Ssend", MPI_Ssend(&x, 1, MPI_INT, right, 32,
+                                                MPI_COMM_WORLD));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (receiver) {
+            check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+            if (y != 1000 + left)
+                fail(&v, "received %d", y);
+        }
+    }
+    report(&v, "MPI_Ssend to a rank whose MPI_Irecv is posted completes "
+           "while that rank is in MPI_Barrier");
+
+    v.detail[0] = '\0';
+    MPI_Status st;
+    check_rc(&v, "MPI_Issend", MPI_Issend(&x, 1, MPI_INT, world_rank, 33,
+                                          MPI_COMM_WORLD, &q));
+    check_rc(&v, "MPI_Test", MPI_Test(&q, &flag, MPI_STATUS_IGNORE));
+    if (flag)
+        fail(&v, "MPI_Issend to oneself completed before the receive");
+    check_rc(&v, "MPI_Recv", MPI_Recv(&y, 1, MPI_INT, MPI_ANY_SOURCE,
+                                      MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+    if (y != x || st.MPI_TAG != 33 || st.MPI_SOURCE != world_rank)
+        fail(&v, "received %d with tag %d from %d", y, st.MPI_TAG,
+             st.MPI_SOURCE);
+    report(&v, "MPI_Issend to oneself, received with MPI_ANY_TAG");
+
+    v.detail[0] = '\0';
+    MPI_Request ps, pr;
+    check_rc(&v, "MPI_Ssend_init", MPI_Ssend_init(&x, 1, MPI_INT, right, 34,
+                                                  MPI_COMM_WORLD, &ps));
+    check_rc(&v, "MPI_Recv_init", MPI_Recv_init(&y, 1, MPI_INT, left, 34,
+                                                MPI_COMM_WORLD, &pr));
+    for (int round = 0; round < 3; round++) {
+        y = -1;
+        x = round * 100 + world_rank;
+        MPI_Request both[2] = { pr, ps };
+        check_rc(&v, "MPI_Startall", MPI_Startall(2, both));
+        check_rc(&v, "MPI_Waitall", MPI_Waitall(2, both, MPI_STATUSES_IGNORE));
+        if (y != round * 100 + left)
+            fail(&v, "round %d: received %d", round, y);
+    }
+    MPI_Request_free(&ps);
+    MPI_Request_free(&pr);
+    x = 1000 + world_rank;
+    report(&v, "MPI_Ssend_init and MPI_Recv_init around a ring, three rounds");
+
+    v.detail[0] = '\0';
+    int *ub, found = 0;
+    check_rc(&v, "MPI_Comm_get_attr",
+             MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found));
+    if (!found || *ub < 32767)
+        fail(&v, "MPI_TAG_UB %d", found ? *ub : -1);
+    else if (*ub < 2147483647) {
+        int rc = MPI_Send(&x, 1, MPI_INT, world_rank, *ub + 1, MPI_COMM_WORLD);
+        if (error_class(rc) != MPI_ERR_TAG)
+            fail(&v, "a tag past MPI_TAG_UB: %d, expected MPI_ERR_TAG", rc);
+    }
+    report(&v, "MPI_TAG_UB is at least 32767 and a tag past it is "
+           "MPI_ERR_TAG");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -1203,6 +1306,7 @@ int main(int argc, char **argv)
     check_first_call_on_dup();
     check_buffered_and_ready();
     check_persistent();
+    check_synchronous();
 
     int status = finish();
     MPI_Finalize();

@@ -97,6 +97,9 @@ int pd_api_send(const char *call, const void *buf, int count,
                 MPI_Request *request);
 int pd_api_irecv(const char *call, void *buf, int count, MPI_Datatype type,
                  int source, int tag, MPI_Comm comm, MPI_Request *request);
+int pd_api_ssend(const char *call, const void *buf, int count,
+                 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                 MPI_Request *request);
 int pd_api_bsend(const char *call, const void *buf, int count,
                  MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 /* Pack c's buffers of non-contiguous datatypes into scratch copies that

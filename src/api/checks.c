@@ -164,6 +164,9 @@ int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok)
         return pd_raise(comm, call, MPI_ERR_TAG,
                         "tag %d is negative%s", tag,
                         any_ok ? " and not MPI_ANY_TAG" : "");
+    if (tag > PD_TAG_UB)
+        return pd_raise(comm, call, MPI_ERR_TAG, "tag %d is larger than "
+                        "MPI_TAG_UB (%d)", tag, PD_TAG_UB);
     return MPI_SUCCESS;
 }
 

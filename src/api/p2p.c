@@ -1,4 +1,4 @@
-/* Point-to-point: Send, Recv, their nonblocking forms, Sendrecv, Probe,
+/* Point-to-point: Send, Ssend, Recv, their nonblocking forms, Sendrecv, Probe,
  * matched probes (Mprobe, Mrecv), Cancel. */
 #include <limits.h>
 #include <sched.h>
@@ -13,6 +13,8 @@
 #pragma weak MPI_Recv = PMPI_Recv
 #pragma weak MPI_Isend = PMPI_Isend
 #pragma weak MPI_Rsend = PMPI_Rsend
+#pragma weak MPI_Ssend = PMPI_Ssend
+#pragma weak MPI_Issend = PMPI_Issend
 #pragma weak MPI_Irsend = PMPI_Irsend
 #pragma weak MPI_Irecv = PMPI_Irecv
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv
@@ -113,7 +115,9 @@ int pd_api_irecv(const char *call, void *buf, int count, MPI_Datatype type,
 {
     if (source == MPI_PROC_NULL)
         return pd_proc_null_request(call, comm, request);
-    return pd_irecv(call, buf, count, type, source, tag, comm, request);
+    PD_CHECK(pd_irecv(call, buf, count, type, source, tag, comm, request));
+    pd_p2p_receive_left();
+    return MPI_SUCCESS;
 }
 
 /* Wait for a receive and raise its failure (truncation, lost peer). */
@@ -125,6 +129,31 @@ static int pd_wait_recv(const char *call, MPI_Comm comm, MPI_Request *request,
     if (pd_request_finish(request, status, &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     return MPI_SUCCESS;
+}
+
+int pd_api_ssend(const char *call, const void *buf, int count,
+                 MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    if (dest == MPI_PROC_NULL)
+        return request == NULL ? MPI_SUCCESS
+                               : pd_proc_null_request(call, comm, request);
+    struct pd_type_stage *stage;
+    PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
+    MPI_Request own, *req = request != NULL ? request : &own;
+    struct pd_fail fail;
+    if (pd_p2p_issend(comm, stage != NULL ? stage->packed : buf,
+                      (size_t)count * pd_type_packed(type), dest, tag, req,
+                      call, &fail) != MPI_SUCCESS) {
+        pd_stage_free(stage);
+        return pd_raise_fail(comm, call, &fail);
+    }
+    /* The receipt comes once the data has arrived: the packed copy is
+     * let go of with the request. */
+    (*req)->state->type_stages = stage;
+    if (request != NULL)
+        return MPI_SUCCESS;
+    return pd_wait_recv(call, comm, &own, MPI_STATUS_IGNORE);
 }
 
 /* MPI_Send, MPI_Isend and the ready sends, which are standard sends (as
@@ -156,6 +185,34 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
                         true, request);
 }
 
+/* Synchronous sends: complete once a receive has matched the message. */
+static int pd_ssend_call(const char *call, const void *buf, int count,
+                         MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, bool nonblocking,
+                         MPI_Request *request)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
+    if (nonblocking && request == NULL)
+        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    return pd_api_ssend(call, buf, count, datatype, dest, tag, comm,
+                        nonblocking ? request : NULL);
+}
+
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm)
+{
+    return pd_ssend_call("MPI_Ssend", buf, count, datatype, dest, tag, comm,
+                         false, NULL);
+}
+
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
+                int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return pd_ssend_call("MPI_Issend", buf, count, datatype, dest, tag, comm,
+                         true, request);
+}
+
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm)
 {
@@ -178,9 +235,8 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
     PD_CHECK(pd_check_recv(comm, call, buf, count, datatype, source, tag));
     if (request == NULL)
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    if (source == MPI_PROC_NULL)
-        return pd_proc_null_request(call, comm, request);
-    return pd_irecv(call, buf, count, datatype, source, tag, comm, request);
+    return pd_api_irecv(call, buf, count, datatype, source, tag, comm,
+                        request);
 }
 
 int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,

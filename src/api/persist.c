@@ -1,4 +1,5 @@
 /* Persistent point-to-point requests: MPI_Send_init, MPI_Bsend_init,
+ * MPI_Ssend_init,
  * MPI_Rsend_init, MPI_Recv_init, MPI_Start, MPI_Startall.
  *
  * A persistent request keeps its call's arguments; MPI_Start makes the
@@ -12,12 +13,18 @@
 
 #pragma weak MPI_Send_init = PMPI_Send_init
 #pragma weak MPI_Bsend_init = PMPI_Bsend_init
+#pragma weak MPI_Ssend_init = PMPI_Ssend_init
 #pragma weak MPI_Rsend_init = PMPI_Rsend_init
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 #pragma weak MPI_Start = PMPI_Start
 #pragma weak MPI_Startall = PMPI_Startall
 
-enum pd_persistent_kind { PD_PERSIST_SEND, PD_PERSIST_BSEND, PD_PERSIST_RECV };
+enum pd_persistent_kind {
+    PD_PERSIST_SEND,
+    PD_PERSIST_BSEND,
+    PD_PERSIST_SSEND,
+    PD_PERSIST_RECV,
+};
 
 struct pd_persistent {
     enum pd_persistent_kind kind;
@@ -76,6 +83,13 @@ int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype,
                         datatype, dest, tag, comm, request);
 }
 
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return pd_send_init("MPI_Ssend_init", PD_PERSIST_SSEND, buf, count,
+                        datatype, dest, tag, comm, request);
+}
+
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype,
                     int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
@@ -111,6 +125,9 @@ static int pd_start_one(const char *call, MPI_Request *request)
     case PD_PERSIST_SEND:
         return pd_api_send(a->start_call, a->buf, a->count, a->type, a->peer,
                            a->tag, comm, &st->active);
+    case PD_PERSIST_SSEND:
+        return pd_api_ssend(a->start_call, a->buf, a->count, a->type,
+                            a->peer, a->tag, comm, &st->active);
     case PD_PERSIST_RECV:
         return pd_api_irecv(a->start_call, a->buf, a->count, a->type,
                             a->peer, a->tag, comm, &st->active);

@@ -152,7 +152,7 @@ int pd_attr_set(enum pd_attr_kind kind, void *handle, int keyval,
 }
 
 /* The predefined attributes: pointers to ints, as the C binding says. */
-static int pd_tag_ub = INT_MAX;
+static int pd_tag_ub = PD_TAG_UB;
 static int pd_host = MPI_PROC_NULL;
 static int pd_io = MPI_ANY_SOURCE;
 static int pd_wtime_is_global = 0;

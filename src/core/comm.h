@@ -25,6 +25,10 @@ struct pd_store_client;
  * next call. */
 #define PD_TAGS_PER_CALL 4u
 
+/* The largest tag a program may use (MPI_TAG_UB): the bit above is the
+ * synchronous-send mark of service/p2p.h, negative tags are pdmpi's. */
+#define PD_TAG_UB ((1 << 30) - 1)
+
 struct pd_attr;
 struct pd_progress;
 struct pd_p2p;

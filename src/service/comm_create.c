@@ -95,7 +95,8 @@ static int pd_comm_finish(struct ompi_communicator_t *parent,
          pd_progress_run_now(&(struct pd_coll){
              .kind = PD_COLL_BARRIER, .comm = *out,
              .tag = pd_comm_reserve_tags(*out), .root = -1 }, fail) !=
-             MPI_SUCCESS)) {
+             MPI_SUCCESS ||
+         pd_p2p_listen(*out, fail) != MPI_SUCCESS)) {
         pd_comm_free(*out);
         *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
         return fail->errclass;

@@ -194,7 +194,9 @@ int pd_runtime_init(int required_level, int *provided, char *err,
     if (provided != NULL)
         *provided = pd_rt.thread_level;
     pd_rt.main_thread = pthread_self();
-    if (pd_p2p_shm_open(&fail) != MPI_SUCCESS) {
+    if (pd_p2p_shm_open(&fail) != MPI_SUCCESS ||
+        (pd_p2p_needs_network(world) &&
+         pd_p2p_listen(world, &fail) != MPI_SUCCESS)) {
         snprintf(err, errlen, "%s", fail.msg);
         return fail.errclass;
     }

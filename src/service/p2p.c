@@ -17,23 +17,77 @@ static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
 
 bool pd_p2p_matches(int want_src, int want_tag, int src, int tag)
 {
+    /* A receipt: only the synchronous send waiting for it takes it. */
+    if (tag < 0)
+        return want_tag == tag && want_src == src;
     return (want_src == MPI_ANY_SOURCE || want_src == src) &&
-           (want_tag == MPI_ANY_TAG || want_tag == tag);
+           (want_tag == MPI_ANY_TAG || want_tag == (tag & ~PD_TAG_SYNC));
 }
 
 static void pd_status_for(MPI_Status *status, int src, int tag, size_t bytes)
 {
     status->MPI_SOURCE = src;
-    status->MPI_TAG = tag;
+    status->MPI_TAG = tag >= 0 ? tag & ~PD_TAG_SYNC : tag;
     status->MPI_ERROR = MPI_SUCCESS;
     status->_cancelled = 0;
     status->_ucount = bytes;
+}
+
+/* Receipts owed for synchronous messages that receives have matched,
+ * sent by pd_p2p_send_receipts outside the matching locks. */
+struct pd_receipt {
+    struct ompi_communicator_t *comm;
+    int dst, tag;
+    struct pd_receipt *next;
+};
+static struct pd_receipt *pd_receipts;
+static pthread_mutex_t pd_receipts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void pd_owe_receipt(struct ompi_communicator_t *comm, int dst, int tag)
+{
+    struct pd_receipt *r = malloc(sizeof(*r));
+    if (r == NULL)
+        abort(); /* a lost receipt would hang its sender */
+    pthread_mutex_lock(&pd_receipts_lock);
+    *r = (struct pd_receipt){ comm, dst, PD_TAG_RECEIPT(tag), pd_receipts };
+    pd_receipts = r;
+    pthread_mutex_unlock(&pd_receipts_lock);
+}
+
+void pd_p2p_send_receipts(void)
+{
+    if (__atomic_load_n(&pd_receipts, __ATOMIC_ACQUIRE) == NULL)
+        return;
+    pthread_mutex_lock(&pd_receipts_lock);
+    struct pd_receipt *r = pd_receipts, *reversed = NULL;
+    pd_receipts = NULL;
+    pthread_mutex_unlock(&pd_receipts_lock);
+    while (r != NULL) {             /* oldest first */
+        struct pd_receipt *next = r->next;
+        r->next = reversed;
+        reversed = r;
+        r = next;
+    }
+    for (r = reversed; r != NULL; r = reversed) {
+        reversed = r->next;
+        MPI_Request req = NULL;
+        struct pd_fail fail;
+        /* A receipt that cannot be sent leaves its sender to find the
+         * failure (the peer is gone, or its watch times out). */
+        if (pd_p2p_send_host(r->comm, NULL, 0, r->dst, r->tag, &req,
+                             "MPI_Ssend", &fail) == MPI_SUCCESS &&
+            req != NULL)
+            pd_request_release(&req);
+        free(r);
+    }
 }
 
 void pd_p2p_fill(struct pd_posted *posted, int src, int tag,
                  const void *data, size_t bytes)
 {
     struct pd_request_state *st = posted->req->state;
+    if (tag >= 0 && (tag & PD_TAG_SYNC))
+        pd_owe_receipt(st->comm, src, tag & ~PD_TAG_SYNC);
     size_t copied = bytes <= posted->capacity ? bytes : posted->capacity;
     if (copied > 0 && data != NULL)
         memcpy(posted->buf, data, copied);
@@ -118,6 +172,7 @@ static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
         pd_p2p_fill(posted, src, tag, data, bytes);
         free(data);
         pthread_mutex_unlock(&p->lock);
+        pd_p2p_send_receipts();
         return;
     }
     struct pd_message *m = malloc(sizeof(*m));
@@ -477,6 +532,7 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
                 p->unexpected_tail = m;
             pd_receive_queued(posted, msg);
             pthread_mutex_unlock(&p->lock);
+            pd_p2p_send_receipts();
             return MPI_SUCCESS;
         }
     }
@@ -511,6 +567,7 @@ int pd_p2p_mrecv(struct ompi_communicator_t *comm, struct pd_message *m,
     pthread_mutex_lock(&p->lock);
     pd_receive_queued(posted, m);
     pthread_mutex_unlock(&p->lock);
+    pd_p2p_send_receipts();
     return MPI_SUCCESS;
 }
 
@@ -609,8 +666,39 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
     return rc;
 }
 
+int pd_p2p_listen(struct ompi_communicator_t *comm, struct pd_fail *fail)
+{
+    return pd_p2p_get(comm, fail) != NULL ? MPI_SUCCESS : fail->errclass;
+}
+
+void pd_p2p_receive_left(void)
+{
+    pd_p2p_shm_receive_posted();
+}
+
+int pd_p2p_issend(struct ompi_communicator_t *comm, const void *buf,
+                  size_t bytes, int dst, int tag, MPI_Request *request,
+                  const char *call, struct pd_fail *fail)
+{
+    MPI_Request data;
+    if (pd_p2p_send(comm, buf, bytes, dst, tag | PD_TAG_SYNC, &data, call,
+                    fail) != MPI_SUCCESS)
+        return fail->errclass;
+    /* The message's own request goes when it is done; the caller's is
+     * the wait for the receipt, which comes after the data has arrived.
+     * A receipt that arrives first waits among the unexpected. */
+    pd_request_release(&data);
+    if (pd_p2p_irecv(comm, NULL, 0, dst, PD_TAG_RECEIPT(tag), request, call,
+                     fail) != MPI_SUCCESS)
+        return fail->errclass;
+    (*request)->state->receive = false;     /* MPI_Cancel: a send */
+    (*request)->state->sync_send = true;
+    return MPI_SUCCESS;
+}
+
 void pd_p2p_release(struct ompi_communicator_t *comm)
 {
+    pd_p2p_send_receipts();     /* while the communicator is whole */
     struct pd_comm_state *cs = comm->state;
     struct pd_p2p *p = cs->p2p;
     if (p == NULL)

@@ -20,6 +20,35 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
 int pd_p2p_wait_send(struct ompi_communicator_t *comm, struct pd_p2p_send *send,
                      struct pd_fail *fail);
 
+/*
+ * Synchronous sends: the message's tag carries PD_TAG_SYNC, and the
+ * receive that matches it sends back an empty receipt with tag
+ * PD_TAG_RECEIPT(tag) -- negative, so no receive of the program matches
+ * it; the send completes when its receipt arrives. Receipts of one tag
+ * come back in the order the messages were matched, which for one
+ * sender, receiver and tag is the order they were sent.
+ */
+#define PD_TAG_SYNC (1 << 30)
+#define PD_TAG_RECEIPT(tag) (-2 - (tag))
+
+/* Start a synchronous send of bytes to dst; *request completes when a
+ * receive has matched it. */
+int pd_p2p_issend(struct ompi_communicator_t *comm, const void *buf,
+                  size_t bytes, int dst, int tag, MPI_Request *request,
+                  const char *call, struct pd_fail *fail);
+/* Start taking comm's messages from the network now (a communicator
+ * that needs it, when it is made): a sender must not wait for this rank's
+ * first point-to-point call, which may come after a collective that
+ * waits for the sender. */
+int pd_p2p_listen(struct ompi_communicator_t *comm, struct pd_fail *fail);
+/* A nonblocking receive was posted and its caller goes on: messages for
+ * it are taken while the caller is elsewhere (a blocking receive's own
+ * thread takes them while it waits). */
+void pd_p2p_receive_left(void);
+/* Send the receipts of the synchronous messages receives have matched
+ * (called where no matching lock is held). */
+void pd_p2p_send_receipts(void);
+
 /* Post a receive of at most capacity bytes from src (or MPI_ANY_SOURCE)
  * with tag (or MPI_ANY_TAG); *request completes with the status. */
 int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,

@@ -91,6 +91,9 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
                     struct pd_fail *fail);
 /* p's comm takes messages now: what arrived for it before is queued. */
 void pd_p2p_shm_register(struct pd_p2p *p);
+/* A receive was posted that no message matched yet: the helper takes
+ * what arrives while the program is elsewhere. */
+void pd_p2p_shm_receive_posted(void);
 void pd_p2p_shm_unregister(struct pd_p2p *p);
 /* Complete posted from an RTS (lock held): fetch, acknowledge. Frees
  * posted, not the RTS. */

@@ -203,10 +203,13 @@ static void pd_watch_send(struct ompi_request_t *req, int64_t since)
         free(s);
 }
 
-/* The helper: while sends wait for room in a ring, push them on, so that
- * a sender in a collective or computing does not hold up a receiver that
- * waits for them (MPI's progress rule). It sleeps when none waits. */
-static bool pd_anything_pending(void)
+/* The helper, for MPI's progress rule: while sends wait for room in a
+ * ring, it pushes them on, so that a sender in a collective or computing
+ * does not hold up a receiver that waits for them; and while receives
+ * are posted, it takes what arrives for them, so that a synchronous send
+ * to a rank that posted its receive and went on to a collective gets its
+ * receipt. It sleeps when neither waits. */
+static bool pd_sends_pending(void)
 {
     for (int to = 0; to < pd_q.size; to++)
         if (__atomic_load_n(&pd_q.pending[to], __ATOMIC_RELAXED) != NULL)
@@ -214,9 +217,29 @@ static bool pd_anything_pending(void)
     return false;
 }
 
+static bool pd_receives_posted(void)
+{
+    bool posted = false;
+    if (!pd_spin_trylock(&pd_q.drain_lock))
+        return true;                /* someone drains: look again later */
+    for (struct pd_p2p *p = pd_q.known; p != NULL && !posted;
+         p = p->next_known)
+        posted = __atomic_load_n(&p->posted, __ATOMIC_RELAXED) != NULL;
+    pd_spin_unlock(&pd_q.drain_lock);
+    return posted;
+}
+
+static bool pd_anything_pending(void)
+{
+    return pd_sends_pending() || pd_receives_posted();
+}
+
+static bool pd_drain(void);
+
 static void *pd_helper_main(void *arg)
 {
     (void)arg;
+    long nap_ns = 50000;
     pthread_mutex_lock(&pd_q.helper_lock);
     while (!pd_q.helper_stop) {
         if (!pd_anything_pending()) {
@@ -231,7 +254,14 @@ static void *pd_helper_main(void *arg)
             pd_flush(to);
             pd_spin_unlock(&pd_q.send_lock[to]);
         }
-        struct timespec nap = { 0, 50000 };
+        /* Naps grow while nothing arrives: a receive posted long before
+         * its message costs little. */
+        if (pd_drain())
+            nap_ns = 50000;
+        else if (nap_ns < 1000000)
+            nap_ns *= 2;
+        pd_p2p_send_receipts();
+        struct timespec nap = { 0, nap_ns };
         nanosleep(&nap, NULL);
         pthread_mutex_lock(&pd_q.helper_lock);
     }
@@ -498,6 +528,7 @@ static bool pd_drain(void)
 static bool pd_poll(void)
 {
     bool moved = pd_drain();
+    pd_p2p_send_receipts();     /* for what the drain matched */
     for (int to = 0; to < pd_q.size; to++) {
         if (pd_q.pending[to] == NULL ||
             !pd_spin_trylock(&pd_q.send_lock[to]))
@@ -522,6 +553,12 @@ static void pd_idle(uint32_t bell, int64_t waited_ns)
 static void pd_wake(void)
 {
     pd_shm_pairs_wake_self(pd_q.pairs);
+}
+
+void pd_p2p_shm_receive_posted(void)
+{
+    if (pd_q.pairs != NULL)
+        pd_helper_kick();
 }
 
 void pd_p2p_shm_register(struct pd_p2p *p)

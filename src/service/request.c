@@ -237,7 +237,7 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
     *fail = st->fail;
     int errclass = st->fail.errclass;
     pd_status_set_empty(status, errclass);
-    if (st->has_status && status != MPI_STATUS_IGNORE) {
+    if (st->has_status && !st->sync_send && status != MPI_STATUS_IGNORE) {
         *status = st->status;
         status->MPI_ERROR = errclass;
     }

@@ -28,6 +28,8 @@ struct pd_request_state {
                                        arrays, copied (api/coll_call.c) */
     bool receive;                   /* an MPI_Irecv (MPI_Cancel takes it
                                        back while no message matched it) */
+    bool sync_send;                 /* a synchronous send, which waits for
+                                       its receipt: a send's status */
     MPI_Status status;          /* receives: source, tag, byte count */
     /* Receives: looked at every PD_REQUEST_WATCH_MS of a blocking wait
      * (a peer that died, PDMPI_TIMEOUT); may complete the request. */
