@@ -98,7 +98,7 @@ int PMPI_Waitany(int count, MPI_Request requests[], int *index,
         uint32_t bell = pd_request_poll();
         bool any_active = false;
         for (int i = 0; i < count; i++) {
-            if (pd_request_is_null(requests[i]))
+            if (pd_request_is_inactive(requests[i]))
                 continue;
             any_active = true;
             if (pd_request_is_done(requests[i])) {
@@ -167,7 +167,7 @@ int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
                         index == NULL ? "index" : "flag");
     bool any_active = false;
     for (int i = 0; i < count; i++) {
-        if (pd_request_is_null(requests[i]))
+        if (pd_request_is_inactive(requests[i]))
             continue;
         any_active = true;
         if (pd_request_is_done(requests[i])) {
@@ -196,7 +196,7 @@ static int pd_complete_done(const char *call, int incount,
     *outcount = 0;
     *any_active = false;
     for (int i = 0; i < incount; i++) {
-        if (pd_request_is_null(requests[i]))
+        if (pd_request_is_inactive(requests[i]))
             continue;
         *any_active = true;
         if (!pd_request_is_done(requests[i]))

@@ -113,6 +113,12 @@ bool pd_request_is_null(const struct ompi_request_t *req)
     return req == (struct ompi_request_t *)MPI_REQUEST_NULL;
 }
 
+bool pd_request_is_inactive(const struct ompi_request_t *req)
+{
+    return pd_request_is_null(req) ||
+           (req->state->persistent && req->state->active == NULL);
+}
+
 bool pd_request_is_valid(const struct ompi_request_t *req)
 {
     return req != NULL && req->magic == PD_MAGIC_REQUEST &&

@@ -79,6 +79,9 @@ void pd_request_complete(struct pd_request_state *st);
 
 bool pd_request_is_valid(const struct ompi_request_t *req);
 bool pd_request_is_null(const struct ompi_request_t *req);
+/* MPI_REQUEST_NULL, or a persistent request not started: what the
+ * any/some completion calls pass over. */
+bool pd_request_is_inactive(const struct ompi_request_t *req);
 /* Non-blocking look. */
 bool pd_request_is_done(struct ompi_request_t *req);
 #define PD_REQUEST_WATCH_MS 100
