@@ -433,6 +433,56 @@ static void check_reduce_local(void)
     report(&v, "MPI_Reduce_local with MPI_SUM on a vector of MPI_INT");
 }
 
+/* external32 is big-endian: ints written byte by byte here; and the
+ * Fortran 90 parameterized types name their combiner. */
+static void check_external_and_f90(void)
+{
+    struct verdict v = {""};
+    int in[3] = { 0x01020304, -2, 7 }, out[3] = { 0, 0, 0 };
+    unsigned char buf[16], want[12];
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 4; b++)
+            want[4 * i + b] = (unsigned char)((unsigned)in[i] >> (24 - 8 * b));
+    MPI_Aint size = 0, pos = 0;
+    check_rc(&v, "MPI_Pack_external_size",
+             MPI_Pack_external_size("external32", 3, MPI_INT, &size));
+    check_rc(&v, "MPI_Pack_external",
+             MPI_Pack_external("external32", in, 3, MPI_INT, buf,
+                               sizeof(buf), &pos));
+    if (size != 12 || pos != 12 || memcmp(buf, want, 12) != 0)
+        fail(&v, "size %ld, position %ld, or bytes not big-endian",
+             (long)size, (long)pos);
+    pos = 0;
+    check_rc(&v, "MPI_Unpack_external",
+             MPI_Unpack_external("external32", buf, 12, &pos, out, 3,
+                                 MPI_INT));
+    if (memcmp(in, out, sizeof(in)) != 0)
+        fail(&v, "unpacked %d %d %d", out[0], out[1], out[2]);
+    report(&v, "MPI_Pack_external/MPI_Unpack_external of MPI_INT are "
+           "big-endian and round-trip");
+
+    v.detail[0] = '\0';
+    MPI_Datatype r8, i4;
+    int ni, na, nd, comb, ints[2], tsize = 0;
+    check_rc(&v, "MPI_Type_create_f90_real",
+             MPI_Type_create_f90_real(10, MPI_UNDEFINED, &r8));
+    check_rc(&v, "MPI_Type_get_envelope",
+             MPI_Type_get_envelope(r8, &ni, &na, &nd, &comb));
+    check_rc(&v, "MPI_Type_get_contents",
+             MPI_Type_get_contents(r8, 2, 0, 0, ints, NULL, NULL));
+    check_rc(&v, "MPI_Type_size", MPI_Type_size(r8, &tsize));
+    if (comb != MPI_COMBINER_F90_REAL || ni != 2 || ints[0] != 10 ||
+        tsize != 8)
+        fail(&v, "f90 real(10): combiner %d, %d ints, p %d, size %d", comb,
+             ni, ints[0], tsize);
+    check_rc(&v, "MPI_Type_create_f90_integer",
+             MPI_Type_create_f90_integer(5, &i4));
+    check_rc(&v, "MPI_Type_size", MPI_Type_size(i4, &tsize));
+    if (tsize != 4)
+        fail(&v, "f90 integer(5): size %d", tsize);
+    report(&v, "MPI_Type_create_f90_real and _integer");
+}
+
 /* ------------------------------------------------------------------ */
 /* Communication                                                      */
 /* ------------------------------------------------------------------ */
@@ -825,6 +875,7 @@ int main(int argc, char **argv)
     check_pack();
     check_envelope();
     check_reduce_local();
+    check_external_and_f90();
     check_p2p();
     check_p2p_signature();
     check_bottom();

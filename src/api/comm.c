@@ -80,6 +80,9 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
 #pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
 #pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
+#pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
+#pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
+#pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
 
 static int pd_check_newcomm(MPI_Comm comm, const char *call, MPI_Comm *newcomm)
 {
@@ -292,4 +295,34 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
         return pd_raise(comm, call, MPI_ERR_ARG, "flag is NULL");
     *flag = 0;
     return MPI_SUCCESS;
+}
+
+/* Calls on intercommunicators. pdmpi makes none (MPI_Intercomm_create
+ * is not provided), so every communicator these are given is an
+ * intracommunicator or none at all: MPI_ERR_COMM either way. */
+static int pd_not_inter(MPI_Comm comm, const char *call, const void *out)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    if (out == NULL)
+        return pd_raise(comm, call, MPI_ERR_ARG, "the output argument is NULL");
+    return pd_raise(comm, call, MPI_ERR_COMM, "%s is an intracommunicator "
+                    "(pdmpi makes no intercommunicators)",
+                    comm->name[0] ? comm->name : "the communicator");
+}
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    return pd_not_inter(comm, "MPI_Comm_remote_size", size);
+}
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    return pd_not_inter(comm, "MPI_Comm_remote_group", group);
+}
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    (void)high;
+    return pd_not_inter(intercomm, "MPI_Intercomm_merge", newintracomm);
 }

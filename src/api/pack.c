@@ -12,6 +12,9 @@
 #pragma weak MPI_Pack_size = PMPI_Pack_size
 #pragma weak MPI_Get_address = PMPI_Get_address
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
+#pragma weak MPI_Pack_external = PMPI_Pack_external
+#pragma weak MPI_Unpack_external = PMPI_Unpack_external
+#pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
 
 /* The arguments MPI_Pack and MPI_Unpack share: count items of type at
  * buf, and the packed area of size bytes with *position inside it. */
@@ -122,5 +125,135 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
     pd_type_unpack(datatype, inoutbuf, 0, bytes, b);
     free(a);
     free(b);
+    return MPI_SUCCESS;
+}
+
+/*
+ * "external32": big-endian elements of fixed sizes. pdmpi writes it for
+ * types whose elements are all one integer, floating or complex type of
+ * 1 to 8 bytes (a complex as its two parts), whose native size is the
+ * external32 size on this machine: its packed form with each element's
+ * bytes reversed on a little-endian host. Other types (pairs, long
+ * double, bool, mixed structs) are refused with the type named.
+ */
+static int pd_external_unit(const char *call, const char *datarep,
+                            MPI_Datatype type, size_t *unit)
+{
+    if (datarep == NULL || strcmp(datarep, "external32") != 0)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "datarep is %s%s%s, not "
+                        "\"external32\"", datarep ? "\"" : "",
+                        datarep ? datarep : "NULL", datarep ? "\"" : "");
+    enum pd_elem_kind k = pd_type_elem_kind(type);
+    size_t elem = type->base_count ? pd_type_packed(type) / type->base_count
+                                   : 1;
+    switch (k) {
+    case PD_EK_I8: case PD_EK_I16: case PD_EK_I32: case PD_EK_I64:
+    case PD_EK_U8: case PD_EK_U16: case PD_EK_U32: case PD_EK_U64:
+    case PD_EK_F32: case PD_EK_F64:
+        *unit = elem;
+        return MPI_SUCCESS;
+    case PD_EK_CF32: case PD_EK_CF64:
+        *unit = elem / 2;
+        return MPI_SUCCESS;
+    default:
+        return pd_raise(NULL, call, MPI_ERR_UNSUPPORTED_OPERATION,
+                        "external32 of %s is not provided (only types of "
+                        "one integer, floating or complex element type)",
+                        type->name[0] ? type->name : "this derived type");
+    }
+}
+
+/* Reverse the bytes of each unit-byte element (little-endian hosts). */
+static void pd_swap_units(char *buf, size_t bytes, size_t unit)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (size_t at = 0; unit > 1 && at + unit <= bytes; at += unit)
+        for (size_t i = 0, j = unit - 1; i < j; i++, j--) {
+            char c = buf[at + i];
+            buf[at + i] = buf[at + j];
+            buf[at + j] = c;
+        }
+#else
+    (void)buf;
+    (void)bytes;
+    (void)unit;
+#endif
+}
+
+int PMPI_Pack_external_size(const char datarep[], int incount,
+                            MPI_Datatype datatype, MPI_Aint *size)
+{
+    static const char call[] = "MPI_Pack_external_size";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_count(NULL, call, incount, "incount"));
+    PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
+    size_t unit;
+    PD_CHECK(pd_external_unit(call, datarep, datatype, &unit));
+    if (size == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "size is NULL");
+    *size = (MPI_Aint)((size_t)incount * pd_type_packed(datatype));
+    return MPI_SUCCESS;
+}
+
+/* The shared checks of MPI_Pack_external and MPI_Unpack_external. */
+static int pd_check_external(const char *call, const char *datarep,
+                             const void *buf, int count, MPI_Datatype type,
+                             const void *area, MPI_Aint size,
+                             const MPI_Aint *position, size_t *bytes,
+                             size_t *unit)
+{
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_count(NULL, call, count, "count"));
+    PD_CHECK(pd_check_data_type(NULL, call, type, "datatype"));
+    PD_CHECK(pd_external_unit(call, datarep, type, unit));
+    if (position == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "position is NULL");
+    if (size < 0 || *position < 0 || *position > size)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "position %ld is outside "
+                        "the packed area of %ld bytes", (long)*position,
+                        (long)size);
+    *bytes = (size_t)count * pd_type_packed(type);
+    if (*bytes > (size_t)(size - *position))
+        return pd_raise(NULL, call, MPI_ERR_TRUNCATE, "%d x %s take %zu "
+                        "bytes; the packed area has %ld left", count,
+                        pd_type_name(type), *bytes, (long)(size - *position));
+    if (*bytes > 0 && (area == NULL || (buf == NULL && type->contiguous)))
+        return pd_raise(NULL, call, MPI_ERR_BUFFER, "%s is NULL",
+                        area == NULL ? "the packed area" : "the buffer");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                       MPI_Aint *position)
+{
+    size_t bytes, unit;
+    PD_CHECK(pd_check_external("MPI_Pack_external", datarep, inbuf, incount,
+                               datatype, outbuf, outsize, position, &bytes,
+                               &unit));
+    char *out = (char *)outbuf + *position;
+    pd_type_pack(datatype, inbuf, 0, bytes, out);
+    pd_swap_units(out, bytes, unit);
+    *position += (MPI_Aint)bytes;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf,
+                         MPI_Aint insize, MPI_Aint *position, void *outbuf,
+                         int outcount, MPI_Datatype datatype)
+{
+    size_t bytes, unit;
+    PD_CHECK(pd_check_external("MPI_Unpack_external", datarep, outbuf,
+                               outcount, datatype, inbuf, insize, position,
+                               &bytes, &unit));
+    char *native = malloc(bytes ? bytes : 1);
+    if (native == NULL)
+        return pd_raise(NULL, "MPI_Unpack_external", MPI_ERR_NO_MEM,
+                        "out of memory");
+    memcpy(native, (const char *)inbuf + *position, bytes);
+    pd_swap_units(native, bytes, unit);
+    pd_type_unpack(datatype, outbuf, 0, bytes, native);
+    free(native);
+    *position += (MPI_Aint)bytes;
     return MPI_SUCCESS;
 }

@@ -21,6 +21,9 @@
 #pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
 #pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
 #pragma weak MPI_Type_dup = PMPI_Type_dup
+#pragma weak MPI_Type_create_f90_real = PMPI_Type_create_f90_real
+#pragma weak MPI_Type_create_f90_complex = PMPI_Type_create_f90_complex
+#pragma weak MPI_Type_create_f90_integer = PMPI_Type_create_f90_integer
 
 /* What every constructor checks first. */
 static int pd_check_new(const char *call, int count, MPI_Datatype *newtype)
@@ -602,4 +605,62 @@ int PMPI_Type_create_darray(int size, int rank, int ndims,
                           &oldtype, newtype);
     free(ints);
     return rc;
+}
+
+/*
+ * The Fortran 90 parameterized types: the smallest predefined type with
+ * at least precision p and exponent range r (MPI_UNDEFINED: any), as a
+ * type whose envelope names the F90 combiner and (p, r).
+ */
+static int pd_f90(const char *call, int combiner, int p, int r,
+                  MPI_Datatype t, MPI_Datatype *newtype)
+{
+    PD_CHECK(pd_check_new(call, 0, newtype));
+    if (t == MPI_DATATYPE_NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "no predefined type has "
+                        "precision %d and range %d", p, r);
+    int ints[2] = { p, r };
+    bool integer = combiner == MPI_COMBINER_F90_INTEGER;
+    errno = 0;
+    return pd_type_made(call, pd_type_new_dup(t), combiner,
+                        integer ? 1 : 2, integer ? &ints[1] : ints, 0, NULL,
+                        0, NULL, newtype);
+}
+
+/* Which of three sizes holds precision p and range r. */
+static int pd_f90_size(int p, int r)
+{
+    bool any_p = p == MPI_UNDEFINED, any_r = r == MPI_UNDEFINED;
+    if ((any_p || p <= 6) && (any_r || r <= 37))
+        return 4;
+    if ((any_p || p <= 15) && (any_r || r <= 307))
+        return 8;
+    if ((any_p || p <= 33) && (any_r || r <= 4931))
+        return 16;
+    return 0;
+}
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    int size = pd_f90_size(p, r);
+    return pd_f90("MPI_Type_create_f90_real", MPI_COMBINER_F90_REAL, p, r,
+                  size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8
+                  : size == 16 ? MPI_REAL16 : MPI_DATATYPE_NULL, newtype);
+}
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    int size = pd_f90_size(p, r);
+    return pd_f90("MPI_Type_create_f90_complex", MPI_COMBINER_F90_COMPLEX, p,
+                  r, size == 4 ? MPI_COMPLEX8 : size == 8 ? MPI_COMPLEX16
+                  : size == 16 ? MPI_COMPLEX32 : MPI_DATATYPE_NULL, newtype);
+}
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    MPI_Datatype t = r == MPI_UNDEFINED || r <= 2 ? MPI_INTEGER1
+                   : r <= 4 ? MPI_INTEGER2 : r <= 9 ? MPI_INTEGER4
+                   : r <= 18 ? MPI_INTEGER8 : MPI_DATATYPE_NULL;
+    return pd_f90("MPI_Type_create_f90_integer", MPI_COMBINER_F90_INTEGER,
+                  MPI_UNDEFINED, r, t, newtype);
 }
