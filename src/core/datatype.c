@@ -212,8 +212,11 @@ void pd_type_contents_get(const struct ompi_datatype_t *type, int *ints,
     const struct pd_type_contents *c = type->contents;
     if (c == NULL)
         return;
-    memcpy(ints, c->ints, (size_t)c->ni * sizeof(int));
-    memcpy(aints, c->aints, (size_t)c->na * sizeof(MPI_Aint));
+    /* An empty array may come as NULL, which memcpy must not see. */
+    if (c->ni > 0)
+        memcpy(ints, c->ints, (size_t)c->ni * sizeof(int));
+    if (c->na > 0)
+        memcpy(aints, c->aints, (size_t)c->na * sizeof(MPI_Aint));
     for (int i = 0; i < c->nd; i++) {
         types[i] = c->types[i];
         pd_type_retain(types[i]);   /* the caller frees what it gets */
