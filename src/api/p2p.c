@@ -158,73 +158,63 @@ int pd_api_ssend(const char *call, const void *buf, int count,
 
 /* MPI_Send, MPI_Isend and the ready sends, which are standard sends (as
  * MPI allows: a ready send's receive is posted already, or the program
- * is erroneous); request NULL: blocking. */
+ * is erroneous), and with synchronous the synchronous sends; request
+ * NULL: blocking. */
 static int pd_send_call(const char *call, const void *buf, int count,
                         MPI_Datatype datatype, int dest, int tag,
-                        MPI_Comm comm, bool nonblocking, MPI_Request *request)
+                        MPI_Comm comm, bool nonblocking, MPI_Request *request,
+                        bool synchronous)
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
     if (nonblocking && request == NULL)
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    return pd_api_send(call, buf, count, datatype, dest, tag, comm,
-                       nonblocking ? request : NULL);
+    return (synchronous ? pd_api_ssend : pd_api_send)(
+        call, buf, count, datatype, dest, tag, comm,
+        nonblocking ? request : NULL);
 }
 
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm)
 {
     return pd_send_call("MPI_Send", buf, count, datatype, dest, tag, comm,
-                        false, NULL);
+                        false, NULL, false);
 }
 
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request *request)
 {
     return pd_send_call("MPI_Isend", buf, count, datatype, dest, tag, comm,
-                        true, request);
+                        true, request, false);
 }
 
 /* Synchronous sends: complete once a receive has matched the message. */
-static int pd_ssend_call(const char *call, const void *buf, int count,
-                         MPI_Datatype datatype, int dest, int tag,
-                         MPI_Comm comm, bool nonblocking,
-                         MPI_Request *request)
-{
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
-    if (nonblocking && request == NULL)
-        return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
-    return pd_api_ssend(call, buf, count, datatype, dest, tag, comm,
-                        nonblocking ? request : NULL);
-}
-
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm)
 {
-    return pd_ssend_call("MPI_Ssend", buf, count, datatype, dest, tag, comm,
-                         false, NULL);
+    return pd_send_call("MPI_Ssend", buf, count, datatype, dest, tag, comm,
+                        false, NULL, true);
 }
 
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest,
                 int tag, MPI_Comm comm, MPI_Request *request)
 {
-    return pd_ssend_call("MPI_Issend", buf, count, datatype, dest, tag, comm,
-                         true, request);
+    return pd_send_call("MPI_Issend", buf, count, datatype, dest, tag, comm,
+                        true, request, true);
 }
 
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm)
 {
     return pd_send_call("MPI_Rsend", buf, count, datatype, dest, tag, comm,
-                        false, NULL);
+                        false, NULL, false);
 }
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest,
                 int tag, MPI_Comm comm, MPI_Request *request)
 {
     return pd_send_call("MPI_Irsend", buf, count, datatype, dest, tag, comm,
-                        true, request);
+                        true, request, false);
 }
 
 int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source,
