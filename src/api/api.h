@@ -114,6 +114,8 @@ int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
 /* Free the error handlers the program made, and forget the error codes
  * it added (MPI_Finalize). */
 void pd_errhandlers_free_all(void);
+/* Free the types MPI_Type_create_f90_* made (MPI_Finalize). */
+void pd_f90_types_free_all(void);
 /* Raise the error a failed core call reported. */
 int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail);
 

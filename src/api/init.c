@@ -82,6 +82,7 @@ int PMPI_Finalize(void)
     if (pd_runtime_finalize(err, sizeof(err)) != MPI_SUCCESS)
         pd_init_failed(call, MPI_ERR_OTHER, err);
     pd_errhandlers_free_all();
+    pd_f90_types_free_all();
     return MPI_SUCCESS;
 }
 

@@ -95,7 +95,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     if (datatype == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "datatype is NULL");
     PD_CHECK(pd_check_type(NULL, call, *datatype, "datatype"));
-    if (pd_type_is_predefined(*datatype))
+    if (pd_type_is_predefined(*datatype) || (*datatype)->permanent)
         return pd_raise(NULL, call, MPI_ERR_TYPE,
                         "%s is predefined and cannot be freed",
                         (*datatype)->name);

@@ -2,6 +2,7 @@
  * block list handed to core/datatype.c, its arguments kept for
  * MPI_Type_get_contents. */
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -610,8 +611,18 @@ int PMPI_Type_create_darray(int size, int rank, int ndims,
 /*
  * The Fortran 90 parameterized types: the smallest predefined type with
  * at least precision p and exponent range r (MPI_UNDEFINED: any), as a
- * type whose envelope names the F90 combiner and (p, r).
+ * type whose envelope names the F90 combiner and (p, r). The standard
+ * makes the result predefined: the program never frees it, so each
+ * (combiner, p, r) is made once and kept until MPI_Finalize.
  */
+struct pd_f90_type {
+    int combiner, p, r;
+    MPI_Datatype type;
+    struct pd_f90_type *next;
+};
+static struct pd_f90_type *pd_f90_types;
+static pthread_mutex_t pd_f90_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int pd_f90(const char *call, int combiner, int p, int r,
                   MPI_Datatype t, MPI_Datatype *newtype)
 {
@@ -619,12 +630,47 @@ static int pd_f90(const char *call, int combiner, int p, int r,
     if (t == MPI_DATATYPE_NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "no predefined type has "
                         "precision %d and range %d", p, r);
+    pthread_mutex_lock(&pd_f90_lock);
+    for (struct pd_f90_type *f = pd_f90_types; f != NULL; f = f->next)
+        if (f->combiner == combiner && f->p == p && f->r == r) {
+            *newtype = f->type;
+            pthread_mutex_unlock(&pd_f90_lock);
+            return MPI_SUCCESS;
+        }
+    struct pd_f90_type *f = calloc(1, sizeof(*f));
     int ints[2] = { p, r };
     bool integer = combiner == MPI_COMBINER_F90_INTEGER;
     errno = 0;
-    return pd_type_made(call, pd_type_new_dup(t), combiner,
-                        integer ? 1 : 2, integer ? &ints[1] : ints, 0, NULL,
-                        0, NULL, newtype);
+    int rc = f == NULL ? pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory")
+           : pd_type_made(call, pd_type_new_dup(t), combiner,
+                          integer ? 1 : 2, integer ? &ints[1] : ints, 0,
+                          NULL, 0, NULL, &f->type);
+    if (rc == MPI_SUCCESS) {
+        f->type->permanent = true;
+        f->combiner = combiner;
+        f->p = p;
+        f->r = r;
+        f->next = pd_f90_types;
+        pd_f90_types = f;
+        *newtype = f->type;
+    } else {
+        free(f);
+    }
+    pthread_mutex_unlock(&pd_f90_lock);
+    return rc;
+}
+
+void pd_f90_types_free_all(void)
+{
+    pthread_mutex_lock(&pd_f90_lock);
+    while (pd_f90_types != NULL) {
+        struct pd_f90_type *next = pd_f90_types->next;
+        pd_attr_delete_all(PD_ATTR_TYPE, pd_f90_types->type);
+        pd_type_release(pd_f90_types->type);
+        free(pd_f90_types);
+        pd_f90_types = next;
+    }
+    pthread_mutex_unlock(&pd_f90_lock);
 }
 
 /* Which of three sizes holds precision p and range r. */

@@ -91,6 +91,9 @@ struct ompi_datatype_t {
      * start, so data moves as count * extent plain bytes. */
     bool contiguous;
     bool committed;                 /* predefined types always are */
+    /* MPI_Type_create_f90_*: a predefined type the program may not free,
+     * one per (combiner, p, r), freed at MPI_Finalize. */
+    bool permanent;
     struct pd_attr *attrs;          /* core/attr.c */
     int f_index;                    /* its Fortran value + 1; 0: none yet
                                        (core/handles.h) */
