@@ -47,19 +47,22 @@ static int pd_check_distinct_devices(struct ompi_communicator_t *comm,
 /* Asked while a device call waits for its stream: a rank of comm on this
  * host whose process has ended will never arrive, nor will one that is in
  * another call, and the device library would wait for either forever.
+ * Another call is looked for first: a rank that found the mismatch
+ * itself may already have ended, and the mismatch is the cause to name.
  * (Across hosts the library's own connections report a peer that is
  * gone; the failure names the ranks.) */
 static int pd_device_watch(void *ctx, char *why, size_t len)
 {
     struct ompi_communicator_t *comm = ctx;
-    if (pd_runtime_comm_rank_gone(comm) >= 0) {
+    struct pd_comm_state *st = comm->state;
+    int status = pd_hier_compare_call(pd_hier_if_known(comm), st->dev_call_n,
+                                      &st->dev_call, why, len);
+    if (status == PD_BACKEND_OK && pd_runtime_comm_rank_gone(comm) >= 0) {
         /* The caller names every rank of this host that is gone. */
         snprintf(why, len, "a rank it waits for has ended");
-        return PD_BACKEND_ERR_IO;
+        status = PD_BACKEND_ERR_IO;
     }
-    struct pd_comm_state *st = comm->state;
-    return pd_hier_compare_call(pd_hier_if_known(comm), st->dev_call_n,
-                                &st->dev_call, why, len);
+    return status;
 }
 
 int pd_comm_device(struct ompi_communicator_t *comm,

@@ -206,6 +206,11 @@ static int pd_dccl_finish(struct pd_dccl_comm *c, int launched, char *err,
         int status = c->watch != NULL
                          ? c->watch(c->watch_ctx, why, sizeof(why))
                          : PD_BACKEND_OK;
+        if (status == PD_BACKEND_ERR_MISMATCH) {
+            snprintf(err, errlen, "%s", why);   /* names both calls */
+            pd_dccl_break(c);
+            return status;
+        }
         if (status != PD_BACKEND_OK) {
             snprintf(err, errlen, "the %s operation cannot complete: %s",
                      c->d->b->name, why);
