@@ -45,6 +45,7 @@ static void pd_request_state_free(struct pd_request_state *st)
     pthread_mutex_unlock(&st->lock);
     free(st->persistent_args);
     free(st->coll_arrays);
+    free(st->parts);
     if (st->unstage != NULL)
         st->unstage(st, false, NULL);
     pd_stage_free(st->type_stages);
@@ -130,6 +131,12 @@ bool pd_request_is_done(struct ompi_request_t *req)
     struct pd_request_state *st = req->state;
     if (st->persistent)
         return st->active == NULL || pd_request_is_done(st->active);
+    if (st->parts != NULL) {
+        for (int i = 0; i < st->nparts; i++)
+            if (!pd_request_is_done(st->parts[i]))
+                return false;
+        return true;
+    }
     pd_request_poll();
     pthread_mutex_lock(&st->lock);
     bool done = st->done;
@@ -169,6 +176,11 @@ void pd_request_wait_done(struct ompi_request_t *req)
     if (req->state->persistent) {
         if (req->state->active != NULL)
             pd_request_wait_done(req->state->active);
+        return;
+    }
+    if (req->state->parts != NULL) {
+        for (int i = 0; i < req->state->nparts; i++)
+            pd_request_wait_done(req->state->parts[i]);
         return;
     }
     if (pd_polled()) {
@@ -221,6 +233,12 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
         st->active = NULL;      /* not MPI_REQUEST_NULL: inactive */
         return rc;
     }
+    for (int i = 0; i < st->nparts; i++) {
+        struct pd_fail part;
+        if (pd_request_finish(&st->parts[i], MPI_STATUS_IGNORE, &part) !=
+                MPI_SUCCESS && st->fail.errclass == MPI_SUCCESS)
+            st->fail = part;
+    }
     if (st->unstage != NULL && st->fail.errclass == MPI_SUCCESS)
         st->unstage(st, true, &st->fail);
     /* What a receive got, truncated or not, reaches the user's buffer. */
@@ -271,6 +289,15 @@ void pd_request_release(MPI_Request *handle)
         pd_request_state_free(st);
         pd_request_drop_handle(req);
         *handle = MPI_REQUEST_NULL;
+        return;
+    }
+    /* MPI forbids freeing a collective's active request; one made of
+     * parts is finished here, so that no part outlives the buffers it
+     * sends from. */
+    if (st->parts != NULL) {
+        struct pd_fail fail;
+        pd_request_wait_done(req);
+        pd_request_finish(handle, MPI_STATUS_IGNORE, &fail);
         return;
     }
     /* Read before the lock is let go: from then on, the thread that

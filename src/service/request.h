@@ -63,6 +63,12 @@ struct pd_request_state {
      * the send, its local rank, and its comm rank and tag for messages. */
     void *queued;
     int queued_to, queued_dst, queued_tag;
+    /* A call made of point-to-point requests (a neighbourhood
+     * collective's sends and receives): done when each of its nparts
+     * parts is; finishing it finishes them, and its failure is the
+     * first of theirs. */
+    struct ompi_request_t **parts;
+    int nparts;
     struct pd_request_state *next;  /* progress queue link */
 };
 
