@@ -48,6 +48,14 @@ struct pd_agree {
 int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
                 MPI_Request *request);
 int pd_check_comm(MPI_Comm comm, const char *call);
+/* The ranks of comm with color as a new communicator (MPI_Comm_split,
+ * ranks in key order) carrying a topology, cart or graph, which it takes
+ * (NULL both: out of memory); the others get MPI_COMM_NULL
+ * (api/topo.c). */
+struct pd_cart;
+struct pd_graph;
+int pd_topo_comm(const char *call, MPI_Comm comm, int color, int key,
+                 struct pd_cart *cart, struct pd_graph *graph, MPI_Comm *out);
 int pd_check_count(MPI_Comm comm, const char *call, int count,
                    const char *what);
 /* A valid datatype handle (queries accept any). */

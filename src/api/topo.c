@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "core/cart.h"
+#include "core/graph.h"
 #include "service/comm_create.h"
 
 #pragma weak MPI_Dims_create = PMPI_Dims_create
@@ -69,23 +70,35 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
     return MPI_SUCCESS;
 }
 
+int pd_topo_comm(const char *call, MPI_Comm comm, int color, int key,
+                 struct pd_cart *cart, struct pd_graph *graph, MPI_Comm *out)
+{
+    struct pd_fail fail;
+    if (cart == NULL && graph == NULL)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    if (pd_comm_split(comm, color, key, out, &fail) != MPI_SUCCESS) {
+        pd_cart_free(cart);
+        pd_graph_free(graph);
+        return pd_raise_fail(comm, call, &fail);
+    }
+    if (*out == MPI_COMM_NULL) {
+        pd_cart_free(cart);
+        pd_graph_free(graph);
+    } else {
+        (*out)->state->cart = cart;
+        (*out)->state->graph = graph;
+    }
+    return MPI_SUCCESS;
+}
+
 /* The grid's ranks of comm (the first cells, in order) as a new
  * communicator carrying cart; the others get MPI_COMM_NULL. */
 static int pd_cart_comm(const char *call, MPI_Comm comm, int color, int key,
                         struct pd_cart *cart, MPI_Comm *out)
 {
-    struct pd_fail fail;
     if (cart == NULL)
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-    if (pd_comm_split(comm, color, key, out, &fail) != MPI_SUCCESS) {
-        pd_cart_free(cart);
-        return pd_raise_fail(comm, call, &fail);
-    }
-    if (*out == MPI_COMM_NULL)
-        pd_cart_free(cart);
-    else
-        (*out)->state->cart = cart;
-    return MPI_SUCCESS;
+    return pd_topo_comm(call, comm, color, key, cart, NULL, out);
 }
 
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
@@ -236,6 +249,10 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
     PD_CHECK(pd_check_comm(comm, call));
     if (status == NULL)
         return pd_raise(comm, call, MPI_ERR_ARG, "status is NULL");
-    *status = comm->state->cart != NULL ? MPI_CART : MPI_UNDEFINED;
+    const struct pd_graph *graph = comm->state->graph;
+    *status = comm->state->cart != NULL ? MPI_CART
+            : graph == NULL             ? MPI_UNDEFINED
+            : graph->distributed        ? MPI_DIST_GRAPH
+                                        : MPI_GRAPH;
     return MPI_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/cart.h"
+#include "core/graph.h"
 #include "core/comm.h"
 #include "core/group.h"
 
@@ -45,6 +46,7 @@ void pd_comm_state_free(struct pd_comm_state *st)
     }
     pd_group_release(st->group);
     pd_cart_free(st->cart);
+    pd_graph_free(st->graph);
     pthread_mutex_destroy(&st->lock);
     free(st);
 }

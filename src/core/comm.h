@@ -42,6 +42,7 @@ struct pd_create_group_count {
 };
 
 struct pd_cart;         /* core/cart.h */
+struct pd_graph;        /* core/graph.h */
 
 struct pd_comm_state {
     pthread_mutex_t lock;           /* the fields below */
@@ -54,6 +55,7 @@ struct pd_comm_state {
     struct pd_backend_comm *host_comm;   /* connected on first use */
     struct pd_attr *attrs;               /* core/attr.c */
     struct pd_cart *cart;                /* MPI_Cart_create's grid, or NULL */
+    struct pd_graph *graph;              /* a (distributed) graph, or NULL */
     struct pd_progress *progress;        /* started by the first I-call */
     struct pd_p2p *p2p;                  /* started by the first message */
     struct pd_dccl_comm *dev_comm;       /* device CCL, on first device call */

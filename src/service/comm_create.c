@@ -10,6 +10,7 @@
 #include "coll/hier.h"
 #include "core/attr.h"
 #include "core/cart.h"
+#include "core/graph.h"
 #include "core/group.h"
 #include "core/handles.h"
 #include "core/runtime.h"
@@ -114,12 +115,18 @@ int pd_comm_dup(struct ompi_communicator_t *comm,
     int rc = pd_comm_finish(comm, group, id, out, fail);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* A duplicate keeps the topology (MPI_Cart_create's grid). */
-    if (comm->state->cart != NULL &&
-        ((*out)->state->cart = pd_cart_copy(comm->state->cart)) == NULL)
+    /* A duplicate keeps the topology (a grid or a graph). */
+    const struct pd_comm_state *from = comm->state;
+    struct pd_comm_state *to = (*out)->state;
+    if (from->cart != NULL)
+        to->cart = pd_cart_copy(from->cart);
+    if (from->graph != NULL)
+        to->graph = pd_graph_copy(from->graph);
+    bool copied = (from->cart == NULL || to->cart != NULL) &&
+                  (from->graph == NULL || to->graph != NULL);
+    if (!copied)
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
-    if ((comm->state->cart != NULL && (*out)->state->cart == NULL) ||
-        pd_attr_copy_all(PD_ATTR_COMM, comm, *out, fail) != 0) {
+    if (!copied || pd_attr_copy_all(PD_ATTR_COMM, comm, *out, fail) != 0) {
         pd_comm_free(*out);
         *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
         return fail->errclass;
