@@ -3,14 +3,15 @@
 # datatype x op pair the standard allows (and MPI_ERR_OP for the rest),
 # every collective with its in-place and v-variants, communicators and
 # groups, nonblocking collectives, point-to-point, handle conversions,
-# Cartesian topologies, info objects, derived datatypes -- at np 1 to 5, so the
+# Cartesian and graph topologies with the neighbourhood collectives,
+# info objects, derived datatypes -- at np 1 to 5, so the
 # non-power-of-two paths run too.
 . "$top_srcdir/tests/lib.sh"
 
 sizes=${PD_CONFORMANCE_SIZES:-"1 2 3 4 5"}
 for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check \
-    requests_check handles_check topo_check info_check icolls_check \
-    datatypes_check; do
+    requests_check handles_check topo_check neighbor_check info_check \
+    icolls_check datatypes_check; do
     for np in $sizes; do
         check_tap "$prog at np $np" run_np "$np" "$top_builddir/tests/$prog"
     done

@@ -62,10 +62,11 @@ static int call_win_allocate(void)
                             &win);
 }
 
+/* On MPI_COMM_SELF: its handler, not MPI_COMM_WORLD's, must apply. */
 static int call_file_open(void)
 {
     MPI_File file = MPI_FILE_NULL;
-    return MPI_File_open(MPI_COMM_WORLD, "/nonexistent/unsupported_check",
+    return MPI_File_open(MPI_COMM_SELF, "/nonexistent/unsupported_check",
                          MPI_MODE_RDONLY, MPI_INFO_NULL, &file);
 }
 
@@ -74,21 +75,11 @@ static int call_file_delete(void)
     return MPI_File_delete("/nonexistent/unsupported_check", MPI_INFO_NULL);
 }
 
-/* On MPI_COMM_SELF: its handler, not MPI_COMM_WORLD's, must apply. */
-static int call_graph_create(void)
+static int call_intercomm_create(void)
 {
-    int index[1] = { 0 }, edges[1] = { 0 };
-    MPI_Comm graph = MPI_COMM_NULL;
-    return MPI_Graph_create(MPI_COMM_SELF, 1, index, edges, 0, &graph);
-}
-
-static int call_dist_graph_create_adjacent(void)
-{
-    MPI_Comm graph = MPI_COMM_NULL;
-    return MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL,
-                                          MPI_UNWEIGHTED, 0, NULL,
-                                          MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                                          &graph);
+    MPI_Comm inter = MPI_COMM_NULL;
+    return MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 0, 7,
+                                &inter);
 }
 
 static int call_comm_spawn(void)
@@ -133,8 +124,7 @@ static const struct unsupported_call calls[] = {
     { "MPI_Win_allocate", call_win_allocate },
     { "MPI_File_open", call_file_open },
     { "MPI_File_delete", call_file_delete },
-    { "MPI_Graph_create", call_graph_create },
-    { "MPI_Dist_graph_create_adjacent", call_dist_graph_create_adjacent },
+    { "MPI_Intercomm_create", call_intercomm_create },
     { "MPI_Comm_spawn", call_comm_spawn },
     { "MPI_Open_port", call_open_port },
     { "MPI_Lookup_name", call_lookup_name },
@@ -183,7 +173,7 @@ static int run_return(int *argc, char ***argv)
     /* First with only MPI_COMM_SELF returning errors: a call on it must
      * come back, even though MPI_COMM_WORLD's handler is still fatal. */
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    check_returns_unsupported(find_call("MPI_Graph_create"),
+    check_returns_unsupported(find_call("MPI_File_open"),
                               " on MPI_COMM_SELF, MPI_COMM_WORLD fatal");
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

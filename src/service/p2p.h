@@ -30,6 +30,10 @@ int pd_p2p_wait_send(struct ompi_communicator_t *comm, struct pd_p2p_send *send,
  */
 #define PD_TAG_SYNC (1 << 30)
 #define PD_TAG_RECEIPT(tag) (-2 - (tag))
+/* The neighbourhood collectives' messages (api/neighbor.c): negative
+ * too, and below every receipt's tag; k tells apart messages that one
+ * pair of ranks exchanges in one call along different directions. */
+#define PD_TAG_NEIGHBOR(k) (-(1 << 30) - 16 - (k))
 
 /* Start a synchronous send of bytes to dst; *request completes when a
  * receive has matched it. */
