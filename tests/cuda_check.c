@@ -636,6 +636,60 @@ static void check_staged_cases(void)
     cudaFree(m);
 }
 
+/* Non-contiguous datatypes on CUDA memory: every other int of 8, sent
+ * and received strided; the gaps (-1 sent, -5 received) stay as they
+ * were, and nothing of the device memory is read on the host (the double
+ * would fault). */
+static void check_device_derived(void)
+{
+    MPI_Datatype every_other, spaced;
+    MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    MPI_Type_create_resized(every_other, 0, 8 * sizeof(int), &spaced);
+    MPI_Type_commit(&spaced);
+    int hs[8], *hr = malloc((size_t)size * 8 * sizeof(int));
+    for (int i = 0; i < 8; i++)
+        hs[i] = i % 2 == 0 ? rank * 100 + i / 2 : -1;
+    int *ds = dev_alloc(sizeof(hs)), *dr = dev_alloc((size_t)size * sizeof(hs));
+    to_dev(ds, hs, sizeof(hs));
+    for (int i = 0; i < size * 8; i++)
+        hr[i] = -5;
+    to_dev(dr, hr, (size_t)size * sizeof(hs));
+    MPI_Allgather(ds, 1, every_other, dr, 1, spaced, MPI_COMM_WORLD);
+    from_dev(hr, dr, (size_t)size * sizeof(hs));
+    bool good = true;
+    for (int r = 0; r < size && good; r++)
+        for (int i = 0; i < 8 && good; i++)
+            good = hr[8 * r + i] == (i % 2 == 0 ? r * 100 + i / 2 : -5);
+    report_bool(good, "Allgather of a strided type, CUDA buffers: packed "
+                "through host copies, gaps untouched");
+
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int i = 0; i < 8; i++)
+        hr[i] = -5;
+    to_dev(dr, hr, sizeof(hs));
+    MPI_Sendrecv(ds, 1, every_other, right, 3, dr, 1, every_other, left, 3,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    from_dev(hr, dr, sizeof(hs));
+    good = true;
+    for (int i = 0; i < 7 && good; i++)
+        good = hr[i] == (i % 2 == 0 ? left * 100 + i / 2 : -5);
+    report_bool(good, "Sendrecv of a strided type in a ring, CUDA buffers");
+
+    MPI_Allreduce(MPI_IN_PLACE, ds, 1, every_other, MPI_SUM, MPI_COMM_WORLD);
+    from_dev(hs, ds, sizeof(hs));
+    good = true;
+    for (int i = 0; i < 8 && good; i++)
+        good = hs[i] == (i % 2 == 0 ? 100 * size * (size - 1) / 2 + size * (i / 2)
+                                    : -1);
+    report_bool(good, "in-place Allreduce of a strided type, CUDA buffer");
+    MPI_Type_free(&spaced);
+    MPI_Type_free(&every_other);
+    cudaFree(ds);
+    cudaFree(dr);
+    free(hr);
+}
+
 /* Communicators that come and go create and destroy NCCL communicators. */
 /* Entries of a /proc/self directory: descriptors, threads. */
 static int count_entries(const char *path)
@@ -776,6 +830,7 @@ int main(int argc, char **argv)
         check_nonblocking();
         check_p2p();
         check_staged_cases();
+        check_device_derived();
         check_comm_cycle(routed);
     }
     if (handle != NULL)

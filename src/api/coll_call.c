@@ -111,8 +111,12 @@ int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
     c->tag = pd_comm_reserve_tags(comm);
     int rc = pd_progress_run_now(c, &fail);
     pd_stats_end(&stat);
-    if (rc == MPI_SUCCESS && stage != NULL)
-        pd_stage_unpack(stage, (size_t)-1);
+    if (rc == MPI_SUCCESS && stage != NULL &&
+        pd_stage_unpack(stage, (size_t)-1) != 0) {
+        pd_fail_set(&fail, MPI_ERR_OTHER, "the received data did not go "
+                    "back to device memory (a device copy failed)");
+        rc = fail.errclass;
+    }
     pd_stage_free(stage);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : pd_raise_fail(comm, call, &fail);
 }

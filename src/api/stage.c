@@ -3,10 +3,75 @@
  * buffer a call reads and writes, by kind, packed into scratch buffers
  * before it runs and unpacked after (core/type_stage.h). The descriptor
  * already counts in packed bytes (pd_type_packed), so only its buffers
- * change. A contiguous type never comes here.
+ * change. A contiguous type never comes here. Device memory, which the
+ * host cannot read, is copied to a host mirror of the bytes the blocks
+ * span and packed from there; received data goes back the same way.
  */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "api/api.h"
+#include "core/objects.h"
 #include "route/route.h"
+
+static int pd_mirror_copy(void *dst, const void *src, size_t bytes)
+{
+    char err[256];
+    return pd_dccl_copy(pd_route_runtime(), dst, src, bytes, err,
+                        sizeof(err)) == 0 ? 0 : -1;
+}
+
+/* Blocks of st that point into device memory point into a host copy of
+ * the span they cover instead. -1 with why set. */
+static int pd_stage_mirror(struct pd_type_stage *st, char *why, size_t len)
+{
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct pd_stage_block *b = &st->blocks[i];
+        if (b->count == 0)
+            continue;
+        uintptr_t first = (uintptr_t)b->user + (uintptr_t)b->type->true_lb;
+        uintptr_t end = first + (uintptr_t)(b->count - 1) * b->type->extent +
+                        b->type->true_extent;
+        lo = first < lo ? first : lo;
+        hi = end > hi ? end : hi;
+    }
+    if (hi <= lo)
+        return 0;
+    st->mirror_bytes = hi - lo;
+    st->mirror = malloc(st->mirror_bytes);
+    if (st->mirror == NULL) {
+        snprintf(why, len, "out of memory (a host copy of %zu bytes of "
+                 "device memory)", st->mirror_bytes);
+        return -1;
+    }
+    /* The whole span comes over, gaps too, so that what goes back
+     * leaves the gaps as they were. */
+    if (pd_mirror_copy(st->mirror, (void *)lo, st->mirror_bytes) != 0) {
+        snprintf(why, len, "copying %zu bytes of device memory to the host "
+                 "failed", st->mirror_bytes);
+        return -1;
+    }
+    st->mirror_of = (void *)lo;
+    st->copy_back = pd_mirror_copy;
+    for (size_t i = 0; i < st->n; i++)
+        st->blocks[i].user = st->mirror + ((uintptr_t)st->blocks[i].user - lo);
+    return 0;
+}
+
+/* Pack st, by way of a host mirror where user is device memory. */
+static int pd_stage_finish(const char *call, MPI_Comm comm,
+                           struct pd_type_stage *st, const void *user)
+{
+    char why[256];
+    if (pd_route_is_device(user) && pd_stage_mirror(st, why, sizeof(why)))
+        return pd_raise(comm, call, MPI_ERR_OTHER, "a non-contiguous "
+                        "datatype in device memory: %s", why);
+    if (pd_stage_pack(st) != 0)
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    return MPI_SUCCESS;
+}
 
 /* Bytes [from, from + bytes) of a buffer of type, as items, into st. */
 static int pd_stage_range(struct pd_type_stage *st, const void *buf,
@@ -140,21 +205,15 @@ static int pd_stage_side(const char *call, struct pd_coll *c,
                          struct pd_type_stage **list)
 {
     const void *user = send ? c->sendbuf : c->recvbuf;
-    if (pd_route_is_device(user))
-        return pd_raise(c->comm, call, MPI_ERR_TYPE, "%s has a non-contiguous "
-                        "datatype (%s) in device memory; pdmpi packs "
-                        "non-contiguous data in host memory only",
-                        send ? "sendbuf" : "recvbuf",
-                        type->name[0] ? type->name : "a derived type");
     struct pd_type_stage *st = pd_stage_new();
     if (st == NULL)
         return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
     st->next = *list;
     *list = st;
     if ((send ? pd_stage_send_side(st, c, type)
-              : pd_stage_recv_side(st, c, type)) != 0 ||
-        pd_stage_pack(st) != 0)
+              : pd_stage_recv_side(st, c, type)) != 0)
         return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
+    PD_CHECK(pd_stage_finish(call, c->comm, st, user));
     if (send)
         c->sendbuf = st->packed;
     else
@@ -186,18 +245,17 @@ int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
     *stage = NULL;
     if (type->contiguous || count == 0)
         return MPI_SUCCESS;
-    if (pd_route_is_device(buf))
-        return pd_raise(comm, call, MPI_ERR_TYPE, "the buffer has a "
-                        "non-contiguous datatype (%s) in device memory; pdmpi "
-                        "packs non-contiguous data in host memory only",
-                        type->name[0] ? type->name : "a derived type");
     struct pd_type_stage *st = pd_stage_new();
     if (st == NULL ||
         pd_stage_add(st, (void *)buf, type, (size_t)count, 0, !receive,
-                     receive) != 0 ||
-        pd_stage_pack(st) != 0) {
+                     receive) != 0) {
         pd_stage_free(st);
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    }
+    int rc = pd_stage_finish(call, comm, st, buf);
+    if (rc != MPI_SUCCESS) {
+        pd_stage_free(st);
+        return rc;
     }
     *stage = st;
     return MPI_SUCCESS;

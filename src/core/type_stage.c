@@ -45,9 +45,11 @@ int pd_stage_pack(struct pd_type_stage *st)
     return 0;
 }
 
-void pd_stage_unpack(const struct pd_type_stage *st, size_t limit)
+int pd_stage_unpack(const struct pd_type_stage *st, size_t limit)
 {
-    for (; st != NULL; st = st->next)
+    int rc = 0;
+    for (; st != NULL; st = st->next) {
+        bool wrote = false;
         for (size_t i = 0; i < st->n; i++) {
             const struct pd_stage_block *b = &st->blocks[i];
             size_t bytes = b->count * pd_type_packed(b->type);
@@ -57,7 +59,13 @@ void pd_stage_unpack(const struct pd_type_stage *st, size_t limit)
                 bytes = limit - b->offset;
             pd_type_unpack(b->type, b->user, 0, bytes,
                            st->packed + b->offset);
+            wrote = true;
         }
+        if (wrote && st->mirror != NULL &&
+            st->copy_back(st->mirror_of, st->mirror, st->mirror_bytes) != 0)
+            rc = -1;
+    }
+    return rc;
 }
 
 void pd_stage_free(struct pd_type_stage *st)
@@ -68,6 +76,7 @@ void pd_stage_free(struct pd_type_stage *st)
             pd_type_release(st->blocks[i].type);
         free(st->blocks);
         free(st->packed);
+        free(st->mirror);
         free(st);
         st = next;
     }

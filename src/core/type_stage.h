@@ -27,6 +27,14 @@ struct pd_type_stage {
     size_t bytes;
     size_t n, cap;
     struct pd_stage_block *blocks;
+    /* Device memory, which the host cannot pack from: the blocks point
+     * into mirror, a host copy of mirror_bytes at device address
+     * mirror_of, which copy_back (0: done) returns there once the
+     * out-blocks are unpacked into it. */
+    char *mirror;
+    void *mirror_of;
+    size_t mirror_bytes;
+    int (*copy_back)(void *device, const void *host, size_t bytes);
     struct pd_type_stage *next;     /* a request's list */
 };
 
@@ -42,8 +50,9 @@ int pd_stage_pack(struct pd_type_stage *st);
 /* The out-blocks of st and the stages after it into the user's buffers,
  * as far as the first limit
  * bytes of the scratch buffer go (a receive's message may be shorter than
- * its buffer: the rest of the user's buffer stays as it was). */
-void pd_stage_unpack(const struct pd_type_stage *st, size_t limit);
+ * its buffer: the rest of the user's buffer stays as it was). -1: a
+ * mirror did not go back to device memory. */
+int pd_stage_unpack(const struct pd_type_stage *st, size_t limit);
 /* st and the stages after it. */
 void pd_stage_free(struct pd_type_stage *st);
 

@@ -243,9 +243,12 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
         st->unstage(st, true, &st->fail);
     /* What a receive got, truncated or not, reaches the user's buffer. */
     if (st->type_stages != NULL && (st->fail.errclass == MPI_SUCCESS ||
-                                    st->fail.errclass == MPI_ERR_TRUNCATE))
+                                    st->fail.errclass == MPI_ERR_TRUNCATE) &&
         pd_stage_unpack(st->type_stages, st->has_status ? st->status._ucount
-                                                        : (size_t)-1);
+                                                        : (size_t)-1) != 0 &&
+        st->fail.errclass == MPI_SUCCESS)
+        pd_fail_set(&st->fail, MPI_ERR_OTHER, "the received data did not go "
+                    "back to device memory (a device copy failed)");
     /* A generalized request's status is what its query callback says,
      * asked now, in the thread that finishes it. */
     if (st->greq_query != NULL) {
