@@ -452,7 +452,10 @@ int PMPI_Cancel(MPI_Request *request)
         return pd_raise(st->comm, call, MPI_ERR_REQUEST,
                         "the request is %s's, and a collective cannot be "
                         "cancelled", st->call);
-    if (st->receive)
+    /* A synchronous send's request is the receive of its receipt; the
+     * message itself is on its way and cannot be taken back, so the
+     * cancel fails and the send completes when it is received. */
+    if (st->receive && !st->sync_send)
         pd_p2p_cancel_recv(*request);
     if (st->greq_cancel != NULL) {
         int rc = st->greq_cancel(st->greq_extra, pd_request_is_done(*request));
