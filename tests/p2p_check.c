@@ -1174,6 +1174,37 @@ static void check_matched_probe(void)
  * Irecv and went on to a barrier completes (MPI's progress rule); an
  * Issend to oneself completes after the receive; Ssend_init starts
  * synchronous sends; a tag past MPI_TAG_UB is MPI_ERR_TAG. */
+/* MPI_Request_free of a receive no message has matched yet: the receive
+ * still takes the next message and fills the buffer. */
+static void check_freed_receive(void)
+{
+    struct verdict v = {""};
+    int right = (world_rank + 1) % world_size,
+        left = (world_rank + world_size - 1) % world_size;
+    int x = CANARY, y = CANARY, out = 1000 + world_rank, after = 0;
+    MPI_Request r;
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(&x, 1, MPI_INT, left, 36,
+                                        MPI_COMM_WORLD, &r));
+    check_rc(&v, "MPI_Request_free", MPI_Request_free(&r));
+    if (r != MPI_REQUEST_NULL)
+        fail(&v, "MPI_Request_free left the handle set");
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_rc(&v, "MPI_Send", MPI_Send(&out, 1, MPI_INT, right, 36,
+                                      MPI_COMM_WORLD));
+    /* The same sender's next message comes after it (non-overtaking):
+     * once it is here, the first has been taken. */
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(&out, 1, MPI_INT, right, 37, &y, 1, MPI_INT, left,
+                          37, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    check_rc(&v, "MPI_Iprobe", MPI_Iprobe(left, 36, MPI_COMM_WORLD, &after,
+                                          MPI_STATUS_IGNORE));
+    if (x != 1000 + left || y != 1000 + left || after)
+        fail(&v, "freed receive got %d, next %d, left over %d; expected %d",
+             x, y, after, 1000 + left);
+    report(&v, "MPI_Request_free of a posted receive: the receive still "
+           "takes its message into the buffer");
+}
+
 static void check_synchronous(void)
 {
     struct verdict v = {""};
@@ -1235,6 +1266,35 @@ static void check_synchronous(void)
         fail(&v, "received %d with tag %d from %d", y, st.MPI_TAG,
              st.MPI_SOURCE);
     report(&v, "MPI_Issend to oneself, received with MPI_ANY_TAG");
+
+    /* A synchronous send's message is on its way: MPI lets a cancel
+     * fail, and then the send completes when it is received. Whichever
+     * way, a cancelled send is never received and a received one never
+     * reads as cancelled. */
+    v.detail[0] = '\0';
+    x = 4242;
+    y = CANARY;
+    check_rc(&v, "MPI_Issend", MPI_Issend(&x, 1, MPI_INT, world_rank, 35,
+                                          MPI_COMM_WORLD, &q));
+    check_rc(&v, "MPI_Cancel", MPI_Cancel(&q));
+    int cancelled = 0, waiting = 0;
+    check_rc(&v, "MPI_Test", MPI_Test(&q, &flag, &st));
+    if (flag)
+        MPI_Test_cancelled(&st, &cancelled);
+    check_rc(&v, "MPI_Iprobe", MPI_Iprobe(world_rank, 35, MPI_COMM_WORLD,
+                                          &waiting, MPI_STATUS_IGNORE));
+    if (cancelled && waiting)
+        fail(&v, "the send reads as cancelled and its message is there");
+    if (!cancelled) {
+        check_rc(&v, "MPI_Recv", MPI_Recv(&y, 1, MPI_INT, world_rank, 35,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        if (!flag)
+            check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+        if (y != x)
+            fail(&v, "received %d after a cancel that failed", y);
+    }
+    report(&v, "MPI_Cancel of an MPI_Issend: cancelled and never received, "
+           "or received and not cancelled");
 
     v.detail[0] = '\0';
     MPI_Request ps, pr;
@@ -1318,6 +1378,7 @@ int main(int argc, char **argv)
     check_buffered_and_ready();
     check_persistent();
     check_synchronous();
+    check_freed_receive();
 
     int status = finish();
     MPI_Finalize();

@@ -85,7 +85,7 @@ void pd_p2p_send_receipts(void)
 void pd_p2p_fill(struct pd_posted *posted, int src, int tag,
                  const void *data, size_t bytes)
 {
-    struct pd_request_state *st = posted->req->state;
+    struct pd_request_state *st = posted->st;
     if (tag >= 0 && (tag & PD_TAG_SYNC))
         pd_owe_receipt(st->comm, src, tag & ~PD_TAG_SYNC);
     size_t copied = bytes <= posted->capacity ? bytes : posted->capacity;
@@ -104,7 +104,7 @@ void pd_p2p_fill(struct pd_posted *posted, int src, int tag,
 
 void pd_p2p_fail_posted(struct pd_posted *posted, const char *why)
 {
-    struct pd_request_state *st = posted->req->state;
+    struct pd_request_state *st = posted->st;
     pd_fail_set(&st->fail, MPI_ERR_OTHER, "%s", why);
     pd_request_complete(st);
     free(posted);
@@ -227,7 +227,7 @@ static void pd_watch_receive(struct ompi_request_t *req, int64_t since)
     struct pd_p2p *p = comm->state->p2p;
     pthread_mutex_lock(&p->lock);
     for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
-        if ((*q)->req != req)
+        if ((*q)->st != req->state)
             continue;
         char why[600];
         pd_p2p_hopeless(comm, (*q)->src, (*q)->tag, false, since, why,
@@ -504,7 +504,8 @@ static int pd_p2p_new_receive(struct ompi_communicator_t *comm, void *buf,
         (*req)->state->unstage = pd_p2p_unstage;
         buf = host;
     }
-    **posted = (struct pd_posted){ src, tag, buf, capacity, *req, NULL };
+    **posted = (struct pd_posted){ src, tag, buf, capacity, (*req)->state,
+                                 NULL };
     return MPI_SUCCESS;
 }
 
@@ -581,7 +582,7 @@ bool pd_p2p_cancel_recv(struct ompi_request_t *req)
     pthread_mutex_lock(&p->lock);
     struct pd_posted *found = NULL;
     for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
-        if ((*q)->req == req) {
+        if ((*q)->st == st) {
             found = *q;
             *q = found->next;
             if (*q == NULL)

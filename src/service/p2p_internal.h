@@ -37,7 +37,10 @@ struct pd_posted {
     int tag;
     void *buf;
     size_t capacity;
-    struct ompi_request_t *req;
+    /* The request's state, not its handle: MPI_Request_free lets go of
+     * the handle of a receive still posted, whose state stays until the
+     * receive completes. */
+    struct pd_request_state *st;
     struct pd_posted *next;
 };
 
