@@ -1201,8 +1201,27 @@ static void check_freed_receive(void)
     if (x != 1000 + left || y != 1000 + left || after)
         fail(&v, "freed receive got %d, next %d, left over %d; expected %d",
              x, y, after, 1000 + left);
+    /* The same with a strided type: the message is unpacked into it. */
+    MPI_Datatype every_other;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int strided[3] = { CANARY, CANARY, CANARY }, pair[2] = { out, -out };
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(strided, 1, every_other, left, 38,
+                                        MPI_COMM_WORLD, &r));
+    check_rc(&v, "MPI_Request_free", MPI_Request_free(&r));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_rc(&v, "MPI_Send", MPI_Send(pair, 2, MPI_INT, right, 38,
+                                      MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(&out, 1, MPI_INT, right, 39, &y, 1, MPI_INT, left,
+                          39, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    if (strided[0] != 1000 + left || strided[1] != CANARY ||
+        strided[2] != -(1000 + left))
+        fail(&v, "freed strided receive holds %d %d %d", strided[0],
+             strided[1], strided[2]);
+    MPI_Type_free(&every_other);
     report(&v, "MPI_Request_free of a posted receive: the receive still "
-           "takes its message into the buffer");
+           "takes its message into the buffer, strided too");
 }
 
 static void check_synchronous(void)

@@ -237,8 +237,10 @@ static int pd_neighbor_run(const char *call, MPI_Comm comm,
         /* The failed start raised its error; the loop counted it. */
         pd_parts_abandon(parts, started > 0 ? started - 1 : 0);
         free(parts);
-        if (req != NULL)
+        if (req != NULL) {
+            pd_request_complete(req->state);    /* no part will */
             pd_request_release(&req);
+        }
         return rc;
     }
     req->state->collective = true;

@@ -96,6 +96,24 @@ void pd_request_pause(uint32_t bell, int64_t waited_ns)
     nanosleep(&pause, NULL);
 }
 
+/* A request the program freed before it completed (MPI_Request_free)
+ * still completes: what a receive got reaches the user's buffer, from a
+ * packed copy or a host copy of device memory, here since no completion
+ * call will finish it. */
+static void pd_request_deliver_orphan(struct pd_request_state *st)
+{
+    if (!st->receive || (st->fail.errclass != MPI_SUCCESS &&
+                         st->fail.errclass != MPI_ERR_TRUNCATE))
+        return;
+    if (st->unstage != NULL) {
+        st->unstage(st, true, &st->fail);
+        st->unstage = NULL;
+    }
+    if (st->type_stages != NULL)
+        pd_stage_unpack(st->type_stages, st->has_status ? st->status._ucount
+                                                        : (size_t)-1);
+}
+
 void pd_request_complete(struct pd_request_state *st)
 {
     pthread_mutex_lock(&st->lock);
@@ -103,8 +121,10 @@ void pd_request_complete(struct pd_request_state *st)
     bool orphan = st->user_freed;
     pthread_cond_broadcast(&st->done_cond);
     pthread_mutex_unlock(&st->lock);
-    if (orphan)
+    if (orphan) {
+        pd_request_deliver_orphan(st);
         pd_request_state_free(st);
+    }
     if (pd_polled())
         pd_progress_hooks.wake();
 }
@@ -316,8 +336,10 @@ void pd_request_release(MPI_Request *handle)
         *handle = MPI_REQUEST_NULL;
         return;
     }
-    if (done)
+    if (done) {
+        pd_request_deliver_orphan(st);
         pd_request_state_free(st);
+    }
     pd_request_drop_handle(req);
     *handle = MPI_REQUEST_NULL;
 }
