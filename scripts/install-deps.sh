@@ -7,14 +7,16 @@
 # (network namespaces for the multi-host tests), gnuplot (the plots of
 # bench/compare), clang with its sanitizer and libFuzzer runtimes
 # (tests/fuzz.sh; libclang-rt-dev is only recommended by clang, and
-# recommends are not installed here), and Debian's mpi4py and numpy (the
-# drop-in tests and examples/trainer.py). Runs apt-get as root, or through
+# recommends are not installed here), Debian's mpi4py and numpy (the
+# drop-in tests and examples/trainer.py) and the HPC Challenge suite
+# (hpcc, built against Open MPI: a drop-in test). Runs apt-get as root, or through
 # sudo.
 set -e
 
 packages="build-essential autoconf automake libtool pkg-config \
 libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps \
-gnuplot-nox valgrind clang libclang-rt-dev python3-mpi4py python3-numpy"
+gnuplot-nox valgrind clang libclang-rt-dev python3-mpi4py python3-numpy \
+hpcc"
 
 missing=""
 for p in $packages; do

@@ -2,7 +2,8 @@
 # The drop-in: programs linked against Open MPI's libmpi.so.40 run on
 # pdmpi unchanged under `pdmpirun --dropin`, at every size -- a C program
 # built by Open MPI's mpicc, Debian's mpi4py (tests/mpi4py_check.py: the
-# calls a Python trainer makes) and examples/trainer.py; the library
+# calls a Python trainer makes), examples/trainer.py and Debian's HPC
+# Challenge (hpcc); the library
 # each of them reports is pdmpi's. `make install` puts libmpi.so.40 and
 # libmpi.so, resolving to pdmpi, in $libdir/pdmpi and nowhere else.
 . "$top_srcdir/tests/lib.sh"
@@ -77,6 +78,32 @@ if [ -n "$python" ]; then
     done
 else
     echo "# SKIP mpi4py and examples/trainer.py: no python3 with mpi4py and numpy (apt-get install python3-mpi4py python3-numpy)"
+fi
+
+# Debian's HPC Challenge (hpcc, linked against libmpi.so.40): HPL, PTRANS,
+# RandomAccess, FFT, STREAM, DGEMM and the latency/bandwidth rings, each
+# verified by hpcc itself, on a P x Q grid of every size.
+hpcc_input=/usr/share/doc/hpcc/examples/_hpccinf.txt
+if command -v hpcc > /dev/null && [ -f "$hpcc_input" ]; then
+    for np in $PD_SIZES; do
+        case $np in 4) p=2 q=2 ;; *) p=1 q=$np ;; esac
+        mkdir -p "$PD_TMP/hpcc$np"
+        # Lines 11 and 12 are the grid's Ps and Qs.
+        sed -e "11s/^[0-9]*/$p/" -e "12s/^[0-9]*/$q/" "$hpcc_input" \
+            > "$PD_TMP/hpcc$np/hpccinf.txt"
+        if (cd "$PD_TMP/hpcc$np" && dropin "$np" hpcc > run.out 2>&1) &&
+            grep -q '^Success=1$' "$PD_TMP/hpcc$np/hpccoutf.txt" &&
+            grep -q "^CommWorldProcs=$np\$" "$PD_TMP/hpcc$np/hpccoutf.txt" &&
+            ! grep -q 'FAILED' "$PD_TMP/hpcc$np/hpccoutf.txt"; then
+            ok "hpcc at np $np ($p x $q): every section ran and passed its own checks"
+        else
+            tail -5 "$PD_TMP/hpcc$np/run.out"
+            grep -E 'FAILED|^Success' "$PD_TMP/hpcc$np/hpccoutf.txt" 2>/dev/null | head -5
+            not_ok "hpcc at np $np"
+        fi
+    done
+else
+    echo "# SKIP hpcc: Debian's HPC Challenge is not installed (apt-get install hpcc)"
 fi
 
 # pdmpirun --dropin without a drop-in folder says where it looked.
