@@ -1219,9 +1219,27 @@ static void check_freed_receive(void)
         strided[2] != -(1000 + left))
         fail(&v, "freed strided receive holds %d %d %d", strided[0],
              strided[1], strided[2]);
+    /* A matched probe's message, received by an MPI_Imrecv let go of at
+     * once: it lands all the same. */
+    int matched[3] = { CANARY, CANARY, CANARY };
+    MPI_Message msg;
+    check_rc(&v, "MPI_Send", MPI_Send(pair, 2, MPI_INT, right, 40,
+                                      MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Mprobe", MPI_Mprobe(left, 40, MPI_COMM_WORLD, &msg,
+                                          MPI_STATUS_IGNORE));
+    check_rc(&v, "MPI_Imrecv", MPI_Imrecv(matched, 1, every_other, &msg, &r));
+    check_rc(&v, "MPI_Request_free", MPI_Request_free(&r));
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(&out, 1, MPI_INT, right, 41, &y, 1, MPI_INT, left,
+                          41, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    if (matched[0] != 1000 + left || matched[1] != CANARY ||
+        matched[2] != -(1000 + left))
+        fail(&v, "freed strided MPI_Imrecv holds %d %d %d", matched[0],
+             matched[1], matched[2]);
     MPI_Type_free(&every_other);
     report(&v, "MPI_Request_free of a posted receive: the receive still "
-           "takes its message into the buffer, strided too");
+           "takes its message into the buffer, strided too, and so does an "
+           "MPI_Imrecv");
 }
 
 static void check_synchronous(void)

@@ -102,8 +102,10 @@ void pd_request_pause(uint32_t bell, int64_t waited_ns)
  * call will finish it. */
 static void pd_request_deliver_orphan(struct pd_request_state *st)
 {
-    if (!st->receive || (st->fail.errclass != MPI_SUCCESS &&
-                         st->fail.errclass != MPI_ERR_TRUNCATE))
+    /* A collective's data is its own business (MPI forbids freeing an
+     * active one); a send's stage has nothing to unpack. */
+    if (st->collective || (st->fail.errclass != MPI_SUCCESS &&
+                           st->fail.errclass != MPI_ERR_TRUNCATE))
         return;
     if (st->unstage != NULL) {
         st->unstage(st, true, &st->fail);
