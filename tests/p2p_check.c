@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap_harness.h"
@@ -716,7 +717,7 @@ static void check_flood_then_barrier(void)
     /* Let the sender reach the barrier first (for the check to mean
      * something; it passes either way). */
     if (receives)
-        usleep(300000);
+        nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
     for (int k = 0; receives && k < MSGS; k++) {
         check_rc(&v, "MPI_Recv", MPI_Recv(buf, N, MPI_INT, world_rank - 1, 3,
                                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
@@ -884,9 +885,13 @@ static void check_buffered_and_ready(void)
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < sizes[k]; i++)
             out[k][i] = -1;
+    /* Open MPI 4.1 answers MPI_ERR_BUFFER too, but a later ready send
+     * then never completes (a ten-line program shows it): there the
+     * check is left out, so the rest of this program still runs. */
     int too_many = size_total / (int)sizeof(int);
     int *big = alloc_ints((size_t)too_many);
-    if (error_class(MPI_Bsend(big, too_many, MPI_INT, to, 43,
+    if (!on_open_mpi &&
+        error_class(MPI_Bsend(big, too_many, MPI_INT, to, 43,
                               MPI_COMM_WORLD)) != MPI_ERR_BUFFER)
         fail(&v, "a buffered send larger than the attached buffer is not "
              "MPI_ERR_BUFFER");
