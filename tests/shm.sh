@@ -171,7 +171,7 @@ for np in 2 3; do
     rc=$?
     sed 's/^/# /' "$PD_TMP/count" | grep -v 'shm_check: rank' | head -4
     check "np $np: rank 1 passes another count: error naming both (exit $rc)" \
-        sh -c "[ $rc -ne 0 ] && grep -Eq 'rank [01] is in allreduce of (16|20) bytes, rank [01] in allreduce of (16|20) bytes' '$PD_TMP/count'"
+        sh -c "[ $rc -ne 0 ] && grep -Eq 'rank [0-9] is in allreduce of (16|20) bytes, rank [0-9] in allreduce of (16|20) bytes' '$PD_TMP/count'"
     run_np "$np" "$shm_check" --blocks > "$PD_TMP/blocks" 2>&1
     rc=$?
     sed 's/^/# /' "$PD_TMP/blocks" | grep -v 'shm_check: rank' | head -4
