@@ -48,6 +48,8 @@ struct pd_agree {
 int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
                 MPI_Request *request);
 int pd_check_comm(MPI_Comm comm, const char *call);
+/* comm's name for messages: its own, or "the communicator". */
+const char *pd_comm_label(MPI_Comm comm);
 /* The ranks of comm with color as a new communicator (MPI_Comm_split,
  * ranks in key order) carrying a topology, cart or graph, which it takes
  * (NULL both: out of memory); the others get MPI_COMM_NULL

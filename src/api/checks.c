@@ -143,6 +143,11 @@ int pd_raise_fail(MPI_Comm comm, const char *call, const struct pd_fail *fail)
     return pd_raise(comm, call, fail->errclass, "%s", fail->msg);
 }
 
+const char *pd_comm_label(MPI_Comm comm)
+{
+    return comm->name[0] ? comm->name : "the communicator";
+}
+
 int pd_check_peer(MPI_Comm comm, const char *call, int rank, bool any_ok,
                   const char *what)
 {
@@ -151,7 +156,7 @@ int pd_check_peer(MPI_Comm comm, const char *call, int rank, bool any_ok,
     if (rank < 0 || rank >= comm->size)
         return pd_raise(comm, call, MPI_ERR_RANK,
                         "%s %d is not a rank of %s (size %d)", what, rank,
-                        comm->name[0] ? comm->name : "the communicator",
+                        pd_comm_label(comm),
                         comm->size);
     return MPI_SUCCESS;
 }

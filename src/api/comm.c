@@ -308,7 +308,7 @@ static int pd_not_inter(MPI_Comm comm, const char *call, const void *out)
         return pd_raise(comm, call, MPI_ERR_ARG, "the output argument is NULL");
     return pd_raise(comm, call, MPI_ERR_COMM, "%s is an intracommunicator "
                     "(pdmpi makes no intercommunicators)",
-                    comm->name[0] ? comm->name : "the communicator");
+                    pd_comm_label(comm));
 }
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)

@@ -21,11 +21,6 @@
 #pragma weak MPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count
 #pragma weak MPI_Dist_graph_neighbors = PMPI_Dist_graph_neighbors
 
-static const char *pd_comm_label(MPI_Comm comm)
-{
-    return comm->name[0] ? comm->name : "the communicator";
-}
-
 /* comm is usable and has a graph topology, distributed or not as asked. */
 static int pd_check_graph(MPI_Comm comm, const char *call, bool distributed)
 {

@@ -73,7 +73,7 @@ static int pd_hood_get(MPI_Comm comm, const char *call, struct pd_hood *h)
                         "(a neighbourhood collective needs one made by "
                         "MPI_Cart_create, MPI_Graph_create or "
                         "MPI_Dist_graph_create)",
-                        comm->name[0] ? comm->name : "the communicator");
+                        pd_comm_label(comm));
     h->nin = cart != NULL ? 2 * cart->ndims : graph->indegree;
     h->nout = cart != NULL ? 2 * cart->ndims : graph->outdegree;
     size_t n = (size_t)h->nin + (size_t)h->nout;
@@ -148,8 +148,8 @@ static void *pd_side_block(const struct pd_side *s, int i)
     return (void *)(base + (uintptr_t)s->displs_bytes[i]);
 }
 
-/* n blocks of side s: arrays present, counts not negative, types usable,
- * a buffer where there is data. */
+/* n blocks of side s: arrays present, types usable (one for all but
+ * alltoallw's), counts not negative, a buffer where there is data. */
 static int pd_side_check(MPI_Comm comm, const char *call,
                          const struct pd_side *s, int n)
 {
@@ -167,28 +167,22 @@ static int pd_side_check(MPI_Comm comm, const char *call,
             return pd_raise(comm, call, MPI_ERR_ARG, "%s%s is NULL",
                             s->name, missing);
     }
+    char what[32];
+    snprintf(what, sizeof(what), "%stype", s->name);
+    int ntypes = s->layout == PD_SIDE_W ? n : n > 0;
+    for (int i = 0; i < ntypes; i++)
+        PD_CHECK(pd_check_data_type(comm, call, pd_side_type(s, i), what));
     for (int i = 0; i < n; i++) {
         int count = pd_side_count(s, i);
-        MPI_Datatype type = pd_side_type(s, i);
         if (count < 0)
             return pd_raise(comm, call, MPI_ERR_COUNT, "%scount of neighbour "
                             "%d is negative (%d)", s->name, i, count);
-        char what[32];
-        snprintf(what, sizeof(what), "%stype", s->name);
-        PD_CHECK(pd_check_data_type(comm, call, type, what));
         /* MPI_BOTTOM is a buffer where displacements are addresses. */
         if (count > 0 && s->buf == NULL && s->layout != PD_SIDE_W &&
-            type->contiguous)
+            s->type->contiguous)
             return pd_raise(comm, call, MPI_ERR_BUFFER, "%sbuf is NULL but "
                             "neighbour %d's count is %d", s->name, i, count);
-        if (s->layout != PD_SIDE_W)
-            break;      /* one type and, but for v, one count */
     }
-    if (s->layout == PD_SIDE_V)
-        for (int i = 0; i < n; i++)
-            if (s->counts[i] < 0)
-                return pd_raise(comm, call, MPI_ERR_COUNT, "%scounts[%d] is "
-                                "negative (%d)", s->name, i, s->counts[i]);
     return MPI_SUCCESS;
 }
 
@@ -204,12 +198,18 @@ static void pd_parts_abandon(struct ompi_request_t **parts, int n)
     }
 }
 
-/* Post the receives, then the sends, of one call as the parts of one
- * request; request NULL: wait for them here. */
+/* One call: its checks, then the receives and the sends posted as the
+ * parts of one request -- *request's, or waited for here when the call
+ * is blocking. */
 static int pd_neighbor_run(const char *call, MPI_Comm comm,
                            const struct pd_side *send,
-                           const struct pd_side *recv, MPI_Request *request)
+                           const struct pd_side *recv, bool nonblocking,
+                           MPI_Request *request)
 {
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    if (nonblocking)
+        PD_CHECK(pd_check_request_out(comm, call, request));
     struct pd_hood h = { 0 };
     PD_CHECK(pd_hood_get(comm, call, &h));
     int rc = pd_side_check(comm, call, send, h.nout);
@@ -246,7 +246,7 @@ static int pd_neighbor_run(const char *call, MPI_Comm comm,
     req->state->collective = true;
     req->state->parts = parts;
     req->state->nparts = n;
-    if (request != NULL) {
+    if (nonblocking) {
         *request = req;
         return MPI_SUCCESS;
     }
@@ -257,24 +257,12 @@ static int pd_neighbor_run(const char *call, MPI_Comm comm,
     return MPI_SUCCESS;
 }
 
-/* The checks every call starts with. */
-static int pd_neighbor_enter(const char *call, MPI_Comm comm,
-                             bool nonblocking, MPI_Request *request)
-{
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_comm(comm, call));
-    if (nonblocking)
-        PD_CHECK(pd_check_request_out(comm, call, request));
-    return MPI_SUCCESS;
-}
-
 static int pd_allgather(const char *call, const void *sendbuf, int sendcount,
                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         const int *recvcounts, const int *displs,
                         MPI_Datatype recvtype, bool vector, MPI_Comm comm,
                         bool nonblocking, MPI_Request *request)
 {
-    PD_CHECK(pd_neighbor_enter(call, comm, nonblocking, request));
     struct pd_side send = { .layout = PD_SIDE_SAME, .buf = sendbuf,
                             .count = sendcount, .type = sendtype,
                             .name = "send" };
@@ -282,8 +270,7 @@ static int pd_allgather(const char *call, const void *sendbuf, int sendcount,
                             .buf = recvbuf, .count = recvcount,
                             .counts = recvcounts, .displs = displs,
                             .type = recvtype, .name = "recv" };
-    return pd_neighbor_run(call, comm, &send, &recv,
-                           nonblocking ? request : NULL);
+    return pd_neighbor_run(call, comm, &send, &recv, nonblocking, request);
 }
 
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount,
@@ -329,15 +316,6 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount,
 
 /* The alltoalls: block i of send to destination i, from source i into
  * block i of recv. */
-static int pd_alltoall(const char *call, const struct pd_side *send,
-                       const struct pd_side *recv, MPI_Comm comm,
-                       bool nonblocking, MPI_Request *request)
-{
-    PD_CHECK(pd_neighbor_enter(call, comm, nonblocking, request));
-    return pd_neighbor_run(call, comm, send, recv,
-                           nonblocking ? request : NULL);
-}
-
 #define PD_PACKED_SIDE(which)                                              \
     (&(struct pd_side){ .layout = PD_SIDE_PACKED, .buf = which##buf,       \
                         .count = which##count, .type = which##type,        \
@@ -356,8 +334,9 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount,
                            int recvcount, MPI_Datatype recvtype,
                            MPI_Comm comm)
 {
-    return pd_alltoall("MPI_Neighbor_alltoall", PD_PACKED_SIDE(send),
-                       PD_PACKED_SIDE(recv), comm, false, NULL);
+    return pd_neighbor_run("MPI_Neighbor_alltoall", comm,
+                           PD_PACKED_SIDE(send),
+                           PD_PACKED_SIDE(recv), false, NULL);
 }
 
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
@@ -365,8 +344,9 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount,
                             int recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request *request)
 {
-    return pd_alltoall("MPI_Ineighbor_alltoall", PD_PACKED_SIDE(send),
-                       PD_PACKED_SIDE(recv), comm, true, request);
+    return pd_neighbor_run("MPI_Ineighbor_alltoall", comm,
+                           PD_PACKED_SIDE(send),
+                           PD_PACKED_SIDE(recv), true, request);
 }
 
 int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
@@ -375,8 +355,9 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                             const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm)
 {
-    return pd_alltoall("MPI_Neighbor_alltoallv", PD_V_SIDE(send, sdispls),
-                       PD_V_SIDE(recv, rdispls), comm, false, NULL);
+    return pd_neighbor_run("MPI_Neighbor_alltoallv", comm,
+                           PD_V_SIDE(send, sdispls),
+                           PD_V_SIDE(recv, rdispls), false, NULL);
 }
 
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
@@ -385,8 +366,9 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                              const int rdispls[], MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request *request)
 {
-    return pd_alltoall("MPI_Ineighbor_alltoallv", PD_V_SIDE(send, sdispls),
-                       PD_V_SIDE(recv, rdispls), comm, true, request);
+    return pd_neighbor_run("MPI_Ineighbor_alltoallv", comm,
+                           PD_V_SIDE(send, sdispls),
+                           PD_V_SIDE(recv, rdispls), true, request);
 }
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
@@ -395,8 +377,9 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                             const int recvcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    return pd_alltoall("MPI_Neighbor_alltoallw", PD_W_SIDE(send, sdispls),
-                       PD_W_SIDE(recv, rdispls), comm, false, NULL);
+    return pd_neighbor_run("MPI_Neighbor_alltoallw", comm,
+                           PD_W_SIDE(send, sdispls),
+                           PD_W_SIDE(recv, rdispls), false, NULL);
 }
 
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
@@ -406,6 +389,7 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                              const MPI_Datatype recvtypes[], MPI_Comm comm,
                              MPI_Request *request)
 {
-    return pd_alltoall("MPI_Ineighbor_alltoallw", PD_W_SIDE(send, sdispls),
-                       PD_W_SIDE(recv, rdispls), comm, true, request);
+    return pd_neighbor_run("MPI_Ineighbor_alltoallw", comm,
+                           PD_W_SIDE(send, sdispls),
+                           PD_W_SIDE(recv, rdispls), true, request);
 }

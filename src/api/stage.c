@@ -48,9 +48,11 @@ static int pd_stage_mirror(struct pd_type_stage *st, char *why, size_t len)
     }
     /* The whole span comes over, gaps too, so that what goes back
      * leaves the gaps as they were. */
-    if (pd_mirror_copy(st->mirror, (void *)lo, st->mirror_bytes) != 0) {
+    char err[160];
+    if (pd_dccl_copy(pd_route_runtime(), st->mirror, (void *)lo,
+                     st->mirror_bytes, err, sizeof(err)) != 0) {
         snprintf(why, len, "copying %zu bytes of device memory to the host "
-                 "failed", st->mirror_bytes);
+                 "failed: %s", st->mirror_bytes, err);
         return -1;
     }
     st->mirror_of = (void *)lo;
@@ -64,7 +66,7 @@ static int pd_stage_mirror(struct pd_type_stage *st, char *why, size_t len)
 static int pd_stage_finish(const char *call, MPI_Comm comm,
                            struct pd_type_stage *st, const void *user)
 {
-    char why[256];
+    char why[320];
     if (pd_route_is_device(user) && pd_stage_mirror(st, why, sizeof(why)))
         return pd_raise(comm, call, MPI_ERR_OTHER, "a non-contiguous "
                         "datatype in device memory: %s", why);

@@ -28,7 +28,7 @@ static int pd_check_cart(MPI_Comm comm, const char *call)
     if (comm->state->cart == NULL)
         return pd_raise(comm, call, MPI_ERR_TOPOLOGY, "%s has no Cartesian "
                         "topology (made by MPI_Cart_create or MPI_Cart_sub)",
-                        comm->name[0] ? comm->name : "the communicator");
+                        pd_comm_label(comm));
     return MPI_SUCCESS;
 }
 
