@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll/coll.h"
 #include "coll/devcoll.h"
@@ -33,6 +34,11 @@ void pd_coll_block_span(const struct pd_coll *c, int r, size_t *from,
 static void pd_coll_name_gone(struct ompi_communicator_t *comm, char *buf,
                               size_t len)
 {
+    /* A killed process closes its sockets before it is a zombie, so the
+     * reset can come a moment before the process reads as gone: give it
+     * up to 100 ms (a failure path only). */
+    for (int i = 0; i < 20 && pd_runtime_comm_rank_gone(comm) < 0; i++)
+        nanosleep(&(struct timespec){ 0, 5000000 }, NULL);
     size_t n = strlen(buf);
     for (int r = 0; r < comm->size && n < len; r++) {
         int w = pd_comm_world_rank(comm, r);
