@@ -617,6 +617,27 @@ static void check_groups(void)
         fail(&v, "the empty group gave a communicator");
     report(&v, "MPI_Comm_create with the whole group and the empty group");
 
+    /* MPI_Comm_create with disjoint groups (MPI-2.2): each rank passes
+     * the ranks of its own parity; two communicators come out of one
+     * call, and their messages must not mix. */
+    v.detail[0] = '\0';
+    int same = 0;
+    for (int r = world_rank % 2; r < world_size; r += 2)
+        list[same++] = r;
+    MPI_Group parity = MPI_GROUP_NULL;
+    check_rc(&v, "MPI_Group_incl",
+             MPI_Group_incl(world_group, same, list, &parity));
+    check_rc(&v, "MPI_Comm_create",
+             MPI_Comm_create(MPI_COMM_WORLD, parity, &comm));
+    if (comm == MPI_COMM_NULL)
+        fail(&v, "a member got MPI_COMM_NULL");
+    else
+        verify_collectives(&v, comm, list, same, "create by parity");
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_free(&comm);
+    MPI_Group_free(&parity);
+    report(&v, "MPI_Comm_create with a disjoint group per parity of rank");
+
     /* MPI_Comm_create_group: only members call it. */
     v.detail[0] = '\0';
     if (world_rank != 0) {

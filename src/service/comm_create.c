@@ -213,8 +213,14 @@ int pd_comm_create(struct ompi_communicator_t *comm,
                    struct ompi_group_t *group,
                    struct ompi_communicator_t **out, struct pd_fail *fail)
 {
-    char id[PD_COMM_ID_LEN];
-    pd_child_id(comm, id, "");
+    /* Ranks may pass different, disjoint groups (MPI-2.2): each group's
+     * members, and no others, must share the new communicator's id. */
+    char id[PD_COMM_ID_LEN], detail[32];
+    snprintf(detail, sizeof(detail), ":%016llx",
+             (unsigned long long)pd_fnv1a64(group->members,
+                                            (size_t)group->size *
+                                                sizeof(int)));
+    pd_child_id(comm, id, detail);
     struct ompi_group_t *copy = pd_group_new(group->size, group->members);
     if (copy == NULL) {
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
