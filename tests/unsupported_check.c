@@ -75,11 +75,11 @@ static int call_file_delete(void)
     return MPI_File_delete("/nonexistent/unsupported_check", MPI_INFO_NULL);
 }
 
-static int call_intercomm_create(void)
+static int call_comm_connect(void)
 {
     MPI_Comm inter = MPI_COMM_NULL;
-    return MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 0, 7,
-                                &inter);
+    return MPI_Comm_connect("pdmpi-unsupported-check", MPI_INFO_NULL, 0,
+                            MPI_COMM_WORLD, &inter);
 }
 
 static int call_comm_spawn(void)
@@ -124,7 +124,7 @@ static const struct unsupported_call calls[] = {
     { "MPI_Win_allocate", call_win_allocate },
     { "MPI_File_open", call_file_open },
     { "MPI_File_delete", call_file_delete },
-    { "MPI_Intercomm_create", call_intercomm_create },
+    { "MPI_Comm_connect", call_comm_connect },
     { "MPI_Comm_spawn", call_comm_spawn },
     { "MPI_Open_port", call_open_port },
     { "MPI_Lookup_name", call_lookup_name },

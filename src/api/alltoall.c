@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "api/coll_args.h"
+#include "api/intercoll.h"
 
 #pragma weak MPI_Alltoall = PMPI_Alltoall
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
@@ -18,6 +19,10 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_alltoall(call, sendbuf, sendcount, NULL, NULL, NULL,
+                                 sendtype, recvbuf, recvcount, NULL, NULL,
+                                 NULL, recvtype, comm);
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
@@ -44,6 +49,10 @@ static int pd_alltoallv(const char *call, const void *sendbuf,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm) && request == NULL)
+        return pd_inter_alltoall(call, sendbuf, 0, sendcounts, sdispls, NULL,
+                                 sendtype, recvbuf, 0, recvcounts, rdispls,
+                                 NULL, recvtype, comm);
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, rdispls, "rdispls"));
     PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
@@ -165,6 +174,10 @@ static int pd_alltoallw(const char *call, const void *sendbuf,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm) && request == NULL)
+        return pd_inter_alltoall(call, sendbuf, 0, sendcounts, sdispls,
+                                 sendtypes, NULL, recvbuf, 0, recvcounts,
+                                 rdispls, recvtypes, NULL, comm);
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, rdispls, "rdispls"));
     int *rbytes = NULL, *sbytes = NULL, *displs = NULL;

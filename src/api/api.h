@@ -48,6 +48,9 @@ struct pd_agree {
 int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
                 MPI_Request *request);
 int pd_check_comm(MPI_Comm comm, const char *call);
+/* comm (the argument named what) is an intracommunicator: the calls
+ * pdmpi provides on intracommunicators alone check it. */
+int pd_check_intra(MPI_Comm comm, const char *call, const char *what);
 /* comm's name for messages: its own, or "the communicator". */
 const char *pd_comm_label(MPI_Comm comm);
 /* The ranks of comm with color as a new communicator (MPI_Comm_split,
@@ -110,6 +113,11 @@ int pd_api_irecv(const char *call, void *buf, int count, MPI_Datatype type,
 int pd_api_ssend(const char *call, const void *buf, int count,
                  MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                  MPI_Request *request);
+/* Where point-to-point with peer on comm runs: comm, or for an
+ * intercommunicator its private union, where *peer (a rank of the
+ * remote group, or a wildcard) becomes the peer's rank; *shift (may be
+ * NULL) is what a status's source there loses to be the remote rank. */
+MPI_Comm pd_p2p_on(MPI_Comm comm, int *peer, int *shift);
 int pd_api_bsend(const char *call, const void *buf, int count,
                  MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 /* Pack c's buffers of non-contiguous datatypes into scratch copies that

@@ -1,4 +1,5 @@
 #include "api/api.h"
+#include "api/intercoll.h"
 
 #pragma weak MPI_Barrier = PMPI_Barrier
 
@@ -7,6 +8,8 @@ int PMPI_Barrier(MPI_Comm comm)
     static const char call[] = "MPI_Barrier";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_barrier(comm);
     struct pd_coll c = { .kind = PD_COLL_BARRIER, .comm = comm, .root = -1 };
     return pd_api_coll(call, &c, &(struct pd_agree){ .type = NULL }, NULL);
 }

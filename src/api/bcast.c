@@ -1,4 +1,5 @@
 #include "api/api.h"
+#include "api/intercoll.h"
 
 #pragma weak MPI_Bcast = PMPI_Bcast
 
@@ -8,6 +9,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     static const char call[] = "MPI_Bcast";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_bcast(call, buffer, count, datatype, root, comm);
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
     PD_CHECK(pd_check_root(comm, call, root));

@@ -125,7 +125,8 @@ int pd_api_bsend(const char *call, const void *buf, int count,
     /* The copy is packed: a non-contiguous type's data, end to end. */
     pd_type_pack(type, buf, 0, bytes, copy);
     struct pd_fail fail;
-    if (pd_p2p_send(comm, copy, bytes, dest, tag, &b->request, call,
+    MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
+    if (pd_p2p_send(on, copy, bytes, dest, tag, &b->request, call,
                     &fail) != MPI_SUCCESS) {
         pthread_mutex_unlock(&pd_bsend_lock);
         free(copy);

@@ -2,6 +2,7 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "service/intercomm.h"
 #include "service/request.h"
 
 int pd_check_active(const char *call)
@@ -66,6 +67,9 @@ int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
 
 int pd_check_root(MPI_Comm comm, const char *call, int root)
 {
+    /* The collectives on intercommunicators check their own roots
+     * (api/intercoll.c); these calls reach here without one. */
+    PD_CHECK(pd_check_intra(comm, call, "comm"));
     if (root < 0 || root >= comm->size)
         return pd_raise(comm, call, MPI_ERR_ROOT,
                         "root %d is not a rank of %s (size %d)", root,
@@ -148,16 +152,28 @@ const char *pd_comm_label(MPI_Comm comm)
     return comm->name[0] ? comm->name : "the communicator";
 }
 
+int pd_check_intra(MPI_Comm comm, const char *call, const char *what)
+{
+    if (pd_comm_is_inter(comm))
+        return pd_raise(comm, call, MPI_ERR_COMM, "%s (%s) is an "
+                        "intercommunicator, and pdmpi's %s takes an "
+                        "intracommunicator", what, pd_comm_label(comm), call);
+    return MPI_SUCCESS;
+}
+
 int pd_check_peer(MPI_Comm comm, const char *call, int rank, bool any_ok,
                   const char *what)
 {
     if (rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE))
         return MPI_SUCCESS;
-    if (rank < 0 || rank >= comm->size)
+    /* On an intercommunicator, peers are ranks of the remote group. */
+    const struct pd_inter *in = comm->state->inter;
+    int size = in != NULL ? in->remote->size : comm->size;
+    if (rank < 0 || rank >= size)
         return pd_raise(comm, call, MPI_ERR_RANK,
-                        "%s %d is not a rank of %s (size %d)", what, rank,
-                        pd_comm_label(comm),
-                        comm->size);
+                        "%s %d is not a rank of %s%s (size %d)", what, rank,
+                        in != NULL ? "the remote group of " : "",
+                        pd_comm_label(comm), size);
     return MPI_SUCCESS;
 }
 

@@ -78,6 +78,9 @@ int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
     MPI_Comm comm = c->comm;
     struct pd_fail fail;
     struct pd_type_stage *stage;
+    /* The blocking collectives on intercommunicators take their own path
+     * before here (api/intercoll.c); the rest are intracomm calls. */
+    PD_CHECK(pd_check_intra(comm, call, "comm"));
     PD_CHECK(pd_stage_coll(call, c, a, &stage));
     struct pd_call check = { call, a->type, c->op, c->root, a->bytes };
     if (pd_calls_enter(comm, &check, &fail) != MPI_SUCCESS) {

@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "service/comm_create.h"
+#include "service/intercomm.h"
 #include "service/request.h"
 #include "core/attr.h"
 #include "core/group.h"
@@ -52,6 +53,13 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
                             ? "errhandler is MPI_ERRHANDLER_NULL"
                             : "errhandler is not a valid error handler");
     __atomic_store_n(&comm->errhandler, errhandler, __ATOMIC_RELEASE);
+    /* An intercommunicator's calls run on its private communicators,
+     * whose errors are the program's errors on it. */
+    const struct pd_inter *in = comm->state->inter;
+    if (in != NULL) {
+        __atomic_store_n(&in->local->errhandler, errhandler, __ATOMIC_RELEASE);
+        __atomic_store_n(&in->both->errhandler, errhandler, __ATOMIC_RELEASE);
+    }
     return MPI_SUCCESS;
 }
 
@@ -83,6 +91,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 #pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
 #pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
 #pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
+#pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
 
 static int pd_check_newcomm(MPI_Comm comm, const char *call, MPI_Comm *newcomm)
 {
@@ -136,6 +145,13 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         return pd_raise(comm, call, MPI_ERR_ARG,
                         "color %d is negative and not MPI_UNDEFINED", color);
     struct pd_fail fail;
+    if (pd_comm_is_inter(comm)) {
+        char detail[32];
+        snprintf(detail, sizeof(detail), ":isplit:%d", color);
+        return pd_created(comm, call,
+                          pd_intercomm_split(comm, color, key, detail,
+                                             newcomm, &fail), &fail);
+    }
     return pd_created(comm, call,
                       pd_comm_split(comm, color, key, newcomm, &fail), &fail);
 }
@@ -147,6 +163,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
     (void)info;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_intra(comm, call, "comm"));
     PD_CHECK(pd_check_newcomm(comm, call, newcomm));
     struct pd_fail fail;
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
@@ -178,6 +195,17 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     PD_CHECK(pd_check_newcomm(comm, call, newcomm));
     PD_CHECK(pd_check_subgroup(comm, call, group));
     struct pd_fail fail;
+    if (pd_comm_is_inter(comm)) {
+        /* Each side passes a group of its own ranks; their places in it
+         * order the new intercommunicator's groups. */
+        int place = pd_group_rank_of(group, comm->state->group->members[
+                                                comm->rank]);
+        return pd_created(comm, call,
+                          pd_intercomm_split(comm, place == MPI_UNDEFINED
+                                                       ? MPI_UNDEFINED : 0,
+                                             place, ":icreate", newcomm,
+                                             &fail), &fail);
+    }
     return pd_created(comm, call, pd_comm_create(comm, group, newcomm, &fail),
                       &fail);
 }
@@ -188,6 +216,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     static const char call[] = "MPI_Comm_create_group";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_intra(comm, call, "comm"));
     PD_CHECK(pd_check_newcomm(comm, call, newcomm));
     PD_CHECK(pd_check_subgroup(comm, call, group));
     if (tag < 0)
@@ -238,11 +267,17 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     if (result == NULL)
         return pd_raise(comm1, call, MPI_ERR_ARG, "result is NULL");
     MPI_Group g1 = comm1->state->group, g2 = comm2->state->group;
+    /* Intercommunicators compare their remote groups too; an intra- and
+     * an intercommunicator are unequal. */
+    const struct pd_inter *i1 = comm1->state->inter, *i2 = comm2->state->inter;
+    bool same_kind = (i1 == NULL) == (i2 == NULL);
     if (comm1 == comm2)
         *result = MPI_IDENT;
-    else if (pd_same_members(g1, g2, true))
+    else if (same_kind && pd_same_members(g1, g2, true) &&
+             (i1 == NULL || pd_same_members(i1->remote, i2->remote, true)))
         *result = MPI_CONGRUENT;
-    else if (pd_same_members(g1, g2, false))
+    else if (same_kind && pd_same_members(g1, g2, false) &&
+             (i1 == NULL || pd_same_members(i1->remote, i2->remote, false)))
         *result = MPI_SIMILAR;
     else
         *result = MPI_UNEQUAL;
@@ -285,7 +320,6 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-/* pdmpi has no intercommunicators. */
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     static const char call[] = "MPI_Comm_test_inter";
@@ -293,36 +327,81 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     PD_CHECK(pd_check_comm(comm, call));
     if (flag == NULL)
         return pd_raise(comm, call, MPI_ERR_ARG, "flag is NULL");
-    *flag = 0;
+    *flag = pd_comm_is_inter(comm);
     return MPI_SUCCESS;
 }
 
-/* Calls on intercommunicators. pdmpi makes none (MPI_Intercomm_create
- * is not provided), so every communicator these are given is an
- * intracommunicator or none at all: MPI_ERR_COMM either way. */
-static int pd_not_inter(MPI_Comm comm, const char *call, const void *out)
+/* The calls that take an intercommunicator alone. */
+static int pd_check_inter(MPI_Comm comm, const char *call, const void *out)
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     if (out == NULL)
         return pd_raise(comm, call, MPI_ERR_ARG, "the output argument is NULL");
-    return pd_raise(comm, call, MPI_ERR_COMM, "%s is an intracommunicator "
-                    "(pdmpi makes no intercommunicators)",
-                    pd_comm_label(comm));
+    if (!pd_comm_is_inter(comm))
+        return pd_raise(comm, call, MPI_ERR_COMM, "%s is an "
+                        "intracommunicator (%s takes an intercommunicator)",
+                        pd_comm_label(comm), call);
+    return MPI_SUCCESS;
 }
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
-    return pd_not_inter(comm, "MPI_Comm_remote_size", size);
+    PD_CHECK(pd_check_inter(comm, "MPI_Comm_remote_size", size));
+    *size = comm->state->inter->remote->size;
+    return MPI_SUCCESS;
 }
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-    return pd_not_inter(comm, "MPI_Comm_remote_group", group);
+    PD_CHECK(pd_check_inter(comm, "MPI_Comm_remote_group", group));
+    pd_group_retain(comm->state->inter->remote);
+    *group = comm->state->inter->remote;
+    return MPI_SUCCESS;
 }
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
-    (void)high;
-    return pd_not_inter(intercomm, "MPI_Intercomm_merge", newintracomm);
+    static const char call[] = "MPI_Intercomm_merge";
+    PD_CHECK(pd_check_inter(intercomm, call, newintracomm));
+    struct pd_fail fail;
+    return pd_created(intercomm, call,
+                      pd_intercomm_merge(intercomm, high != 0, newintracomm,
+                                         &fail), &fail);
+}
+
+/* local_comm's ranks each pass local_leader alike; the leader alone
+ * names peer_comm, the remote leader in it and the tag its messages to
+ * that leader go under. */
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
+                          MPI_Comm peer_comm, int remote_leader, int tag,
+                          MPI_Comm *newintercomm)
+{
+    static const char call[] = "MPI_Intercomm_create";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(local_comm, call));
+    PD_CHECK(pd_check_intra(local_comm, call, "local_comm"));
+    PD_CHECK(pd_check_newcomm(local_comm, call, newintercomm));
+    if (local_leader < 0 || local_leader >= local_comm->size)
+        return pd_raise(local_comm, call, MPI_ERR_RANK, "local_leader %d is "
+                        "not a rank of local_comm (size %d)", local_leader,
+                        local_comm->size);
+    if (local_comm->rank == local_leader) {
+        PD_CHECK(pd_check_comm(peer_comm, call));
+        PD_CHECK(pd_check_intra(peer_comm, call, "peer_comm"));
+        if (remote_leader < 0 || remote_leader >= peer_comm->size)
+            return pd_raise(local_comm, call, MPI_ERR_RANK, "remote_leader "
+                            "%d is not a rank of peer_comm (size %d)",
+                            remote_leader, peer_comm->size);
+        if (remote_leader == peer_comm->rank)
+            return pd_raise(local_comm, call, MPI_ERR_RANK, "remote_leader "
+                            "%d is this rank, the local leader: the remote "
+                            "group's leader must be another", remote_leader);
+        PD_CHECK(pd_check_tag(local_comm, call, tag, false));
+    }
+    struct pd_fail fail;
+    return pd_created(local_comm, call,
+                      pd_intercomm_create(local_comm, local_leader, peer_comm,
+                                          remote_leader, tag, newintercomm,
+                                          &fail), &fail);
 }

@@ -2,6 +2,7 @@
  * nonblocking (a request: queued on the communicator's progress thread;
  * the ranks' byte counts are then compared where the call runs). */
 #include "api/coll_args.h"
+#include "api/intercoll.h"
 
 #pragma weak MPI_Gather = PMPI_Gather
 #pragma weak MPI_Gatherv = PMPI_Gatherv
@@ -61,6 +62,9 @@ static int pd_gather_fixed(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm) && request == NULL)
+        return pd_inter_gather(call, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, NULL, NULL, recvtype, root, comm);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout recv = { NULL, NULL, 0 };
     if (comm->rank == root) {
@@ -80,6 +84,9 @@ static int pd_gather_v(const char *call, const void *sendbuf, int sendcount,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm) && request == NULL)
+        return pd_inter_gather(call, sendbuf, sendcount, sendtype, recvbuf, 0,
+                               recvcounts, displs, recvtype, root, comm);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout recv = { recvcounts, displs, 0 };
     if (comm->rank == root) {
@@ -131,6 +138,10 @@ static int pd_scatter_fixed(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm) && request == NULL)
+        return pd_inter_scatter(call, sendbuf, sendcount, NULL, NULL,
+                                sendtype, recvbuf, recvcount, recvtype, root,
+                                comm);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout send = { NULL, NULL, 0 };
     if (comm->rank == root) {
@@ -150,6 +161,10 @@ static int pd_scatter_v(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm) && request == NULL)
+        return pd_inter_scatter(call, sendbuf, 0, sendcounts, displs,
+                                sendtype, recvbuf, recvcount, recvtype, root,
+                                comm);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout send = { sendcounts, displs, 0 };
     if (comm->rank == root) {

@@ -71,6 +71,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
     (void)reorder;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm_old, call));
+    PD_CHECK(pd_check_intra(comm_old, call, "comm_old"));
     if (comm_graph == NULL)
         return pd_raise(comm_old, call, MPI_ERR_ARG, "comm_graph is NULL");
     PD_CHECK(pd_check_graph_args(comm_old, call, nnodes, index, edges));
@@ -236,6 +237,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
     (void)reorder;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm_old, call));
+    PD_CHECK(pd_check_intra(comm_old, call, "comm_old"));
     if (comm_dist_graph == NULL)
         return pd_raise(comm_old, call, MPI_ERR_ARG,
                         "comm_dist_graph is NULL");
@@ -383,6 +385,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[],
     (void)reorder;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm_old, call));
+    PD_CHECK(pd_check_intra(comm_old, call, "comm_old"));
     if (newcomm == NULL)
         return pd_raise(comm_old, call, MPI_ERR_ARG, "newcomm is NULL");
     PD_CHECK(pd_check_ranks(comm_old, call, nodes, n, "nodes"));

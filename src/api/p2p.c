@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "core/handles.h"
+#include "service/intercomm.h"
 #include "service/p2p.h"
 
 #pragma weak MPI_Send = PMPI_Send
@@ -51,6 +52,18 @@ static int pd_proc_null_request(const char *call, MPI_Comm comm,
     return MPI_SUCCESS;
 }
 
+MPI_Comm pd_p2p_on(MPI_Comm comm, int *peer, int *shift)
+{
+    const struct pd_inter *in = comm->state->inter;
+    if (shift != NULL)
+        *shift = in != NULL ? in->remote_first : 0;
+    if (in == NULL)
+        return comm;
+    if (*peer >= 0)
+        *peer += in->remote_first;
+    return in->both;
+}
+
 /* Start a send; request NULL means blocking. */
 int pd_api_send(const char *call, const void *buf, int count,
                    MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -63,7 +76,8 @@ int pd_api_send(const char *call, const void *buf, int count,
     /* A non-contiguous type's data goes packed. */
     struct pd_type_stage *stage;
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
-    if (pd_p2p_send(comm, stage != NULL ? stage->packed : buf,
+    MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
+    if (pd_p2p_send(on, stage != NULL ? stage->packed : buf,
                     (size_t)count * pd_type_packed(type), dest, tag, request,
                     call, &fail) != MPI_SUCCESS) {
         pd_stage_free(stage);
@@ -90,16 +104,19 @@ static int pd_irecv_into(const char *call, void *buf, int count,
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, true, &stage));
     void *into = stage != NULL ? stage->packed : buf;
     size_t bytes = (size_t)count * pd_type_packed(type);
+    int shift;
+    MPI_Comm on = pd_p2p_on(comm, &source, &shift);
     int rc = message != NULL
-                 ? pd_p2p_mrecv(comm, message, into, bytes, request, call,
+                 ? pd_p2p_mrecv(on, message, into, bytes, request, call,
                                 &fail)
-                 : pd_p2p_irecv(comm, into, bytes, source, tag, request, call,
+                 : pd_p2p_irecv(on, into, bytes, source, tag, request, call,
                                 &fail);
     if (rc != MPI_SUCCESS) {
         pd_stage_free(stage);
         return pd_raise_fail(comm, call, &fail);
     }
     (*request)->state->type_stages = stage;
+    (*request)->state->source_shift = shift;
     return MPI_SUCCESS;
 }
 
@@ -142,7 +159,8 @@ int pd_api_ssend(const char *call, const void *buf, int count,
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
     MPI_Request own, *req = request != NULL ? request : &own;
     struct pd_fail fail;
-    if (pd_p2p_issend(comm, stage != NULL ? stage->packed : buf,
+    MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
+    if (pd_p2p_issend(on, stage != NULL ? stage->packed : buf,
                       (size_t)count * pd_type_packed(type), dest, tag, req,
                       call, &fail) != MPI_SUCCESS) {
         pd_stage_free(stage);
@@ -318,11 +336,15 @@ static int pd_probe(const char *call, int source, int tag, MPI_Comm comm,
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
     struct pd_fail fail;
     struct pd_message *taken = NULL;
-    if (pd_p2p_probe(comm, source, tag, block, flag, status,
+    int shift;
+    MPI_Comm on = pd_p2p_on(comm, &source, &shift);
+    if (pd_p2p_probe(on, source, tag, block, flag, status,
                      message != NULL ? &taken : NULL, &fail) != MPI_SUCCESS) {
         free(handle);
         return pd_raise_fail(comm, call, &fail);
     }
+    if (*flag && status != MPI_STATUS_IGNORE)
+        status->MPI_SOURCE -= shift;
     if (taken != NULL) {
         *handle = (struct ompi_message_t){ .magic = PD_MAGIC_MESSAGE,
                                            .comm = comm, .msg = taken };

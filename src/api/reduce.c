@@ -1,4 +1,5 @@
 #include "api/coll_args.h"
+#include "api/intercoll.h"
 
 #pragma weak MPI_Reduce = PMPI_Reduce
 
@@ -8,6 +9,9 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     static const char call[] = "MPI_Reduce";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_reduce(call, sendbuf, recvbuf, count, datatype, op,
+                               root, comm);
     PD_CHECK(pd_check_reduce_args(comm, call, sendbuf, recvbuf, count,
                                   datatype, op, root));
     size_t bytes = (size_t)count * pd_type_size(datatype);

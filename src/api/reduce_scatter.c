@@ -2,6 +2,7 @@
  * nonblocking Ireduce_scatter, Iscan, Iexscan (Ireduce_scatter_block is
  * with the other nonblocking calls, in icoll.c). */
 #include "api/coll_args.h"
+#include "api/intercoll.h"
 
 #pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
 #pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
@@ -52,6 +53,9 @@ static int pd_reduce_scatter_v(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm) && request == NULL)
+        return pd_inter_reduce_scatter(call, sendbuf, recvbuf, 0, recvcounts,
+                                       datatype, op, comm);
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     long total = 0;
     for (int i = 0; i < comm->size; i++)
@@ -89,6 +93,9 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
     static const char call[] = "MPI_Reduce_scatter_block";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_reduce_scatter(call, sendbuf, recvbuf, recvcount, NULL,
+                                       datatype, op, comm);
     PD_CHECK(pd_check_count(comm, call, recvcount, "recvcount"));
     if ((long)recvcount * comm->size > 0x7fffffffL)
         return pd_raise(comm, call, MPI_ERR_COUNT,

@@ -108,6 +108,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
     (void)reorder;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm_old, call));
+    PD_CHECK(pd_check_intra(comm_old, call, "comm_old"));
     if (comm_cart == NULL)
         return pd_raise(comm_old, call, MPI_ERR_ARG, "comm_cart is NULL");
     long cells;

@@ -20,6 +20,11 @@ bool pd_comm_is_predefined(const struct ompi_communicator_t *comm)
            comm->kind == PD_COMM_NULL;
 }
 
+bool pd_comm_is_inter(const struct ompi_communicator_t *comm)
+{
+    return comm->state->inter != NULL;
+}
+
 int pd_comm_world_rank(const struct ompi_communicator_t *comm, int r)
 {
     return comm->state->group->members[r];

@@ -43,6 +43,7 @@ struct pd_create_group_count {
 
 struct pd_cart;         /* core/cart.h */
 struct pd_graph;        /* core/graph.h */
+struct pd_inter;        /* service/intercomm.h */
 
 struct pd_comm_state {
     pthread_mutex_t lock;           /* the fields below */
@@ -56,6 +57,9 @@ struct pd_comm_state {
     struct pd_attr *attrs;               /* core/attr.c */
     struct pd_cart *cart;                /* MPI_Cart_create's grid, or NULL */
     struct pd_graph *graph;              /* a (distributed) graph, or NULL */
+    /* An intercommunicator's remote group and the private communicators
+     * its calls run on; NULL for an intracommunicator. */
+    struct pd_inter *inter;
     struct pd_progress *progress;        /* started by the first I-call */
     struct pd_p2p *p2p;                  /* started by the first message */
     struct pd_dccl_comm *dev_comm;       /* device CCL, on first device call */
@@ -77,6 +81,8 @@ int pd_comm_init_predefined(struct ompi_communicator_t *comm,
 /* True for a communicator handle usable in a call (not MPI_COMM_NULL). */
 bool pd_comm_is_usable(const struct ompi_communicator_t *comm);
 bool pd_comm_is_predefined(const struct ompi_communicator_t *comm);
+/* An intercommunicator (usable comm): its group is the local one. */
+bool pd_comm_is_inter(const struct ompi_communicator_t *comm);
 
 /* Connect comm's host backend context now (state lock held or not yet
  * shared); 0, or -1 with fail set. */

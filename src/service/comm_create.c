@@ -16,13 +16,14 @@
 #include "core/runtime.h"
 #include "route/route.h"
 #include "service/comm_create.h"
+#include "service/intercomm.h"
 #include "service/p2p.h"
 #include "service/progress.h"
 
 /* A new communicator object over group (this rank a member). */
-static struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *parent,
-                                               struct ompi_group_t *group,
-                                               const char *id)
+struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *parent,
+                                        struct ompi_group_t *group,
+                                        const char *id)
 {
     struct ompi_communicator_t *c = calloc(1, sizeof(*c));
     if (c == NULL)
@@ -45,7 +46,7 @@ static struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *paren
 /* A child's id: a fixed-length hash of how it was made (the parent's id
  * and the creation's details), so ids stay short however deeply
  * communicators are derived from one another. */
-static void pd_derive_id(char id[PD_COMM_ID_LEN], const char *how)
+void pd_comm_derive_id(char id[PD_COMM_ID_LEN], const char *how)
 {
     snprintf(id, PD_COMM_ID_LEN, "c%016llx",
              (unsigned long long)pd_fnv1a64(how, strlen(how)));
@@ -53,8 +54,8 @@ static void pd_derive_id(char id[PD_COMM_ID_LEN], const char *how)
 
 /* The id of the next communicator made from parent by a call on all of
  * parent's ranks: every rank counts the same creation calls. */
-static void pd_child_id(struct ompi_communicator_t *parent, char *id,
-                        const char *detail)
+void pd_comm_child_id(struct ompi_communicator_t *parent, char *id,
+                      const char *detail)
 {
     struct pd_comm_state *st = parent->state;
     pthread_mutex_lock(&st->lock);
@@ -62,15 +63,14 @@ static void pd_child_id(struct ompi_communicator_t *parent, char *id,
     pthread_mutex_unlock(&st->lock);
     char how[PD_COMM_ID_LEN + 64];
     snprintf(how, sizeof(how), "%s.%u%s", st->id, n, detail);
-    pd_derive_id(id, how);
+    pd_comm_derive_id(id, how);
 }
 
 /* Wrap members into a communicator, or MPI_COMM_NULL if this rank is not
  * one of them. Takes ownership of group. */
-static int pd_comm_finish(struct ompi_communicator_t *parent,
-                          struct ompi_group_t *group, const char *id,
-                          struct ompi_communicator_t **out,
-                          struct pd_fail *fail)
+int pd_comm_finish(struct ompi_communicator_t *parent,
+                   struct ompi_group_t *group, const char *id,
+                   struct ompi_communicator_t **out, struct pd_fail *fail)
 {
     if (group->rank == MPI_UNDEFINED) {
         pd_group_release(group);
@@ -108,8 +108,10 @@ static int pd_comm_finish(struct ompi_communicator_t *parent,
 int pd_comm_dup(struct ompi_communicator_t *comm,
                 struct ompi_communicator_t **out, struct pd_fail *fail)
 {
+    if (pd_comm_is_inter(comm))
+        return pd_intercomm_dup(comm, out, fail);
     char id[PD_COMM_ID_LEN];
-    pd_child_id(comm, id, "");
+    pd_comm_child_id(comm, id, "");
     struct ompi_group_t *group = comm->state->group;
     pd_group_retain(group);
     int rc = pd_comm_finish(comm, group, id, out, fail);
@@ -153,7 +155,7 @@ int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
 {
     char id[PD_COMM_ID_LEN], detail[32];
     snprintf(detail, sizeof(detail), ":%d", color);
-    pd_child_id(comm, id, detail);
+    pd_comm_child_id(comm, id, detail);
     int n = comm->size;
     struct pd_split_entry mine = { color, key, comm->rank };
     struct pd_split_entry *all = malloc((size_t)n * sizeof(*all));
@@ -220,7 +222,7 @@ int pd_comm_create(struct ompi_communicator_t *comm,
              (unsigned long long)pd_fnv1a64(group->members,
                                             (size_t)group->size *
                                                 sizeof(int)));
-    pd_child_id(comm, id, detail);
+    pd_comm_child_id(comm, id, detail);
     struct ompi_group_t *copy = pd_group_new(group->size, group->members);
     if (copy == NULL) {
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
@@ -255,7 +257,7 @@ int pd_comm_create_group(struct ompi_communicator_t *comm,
     char how[PD_COMM_ID_LEN + 64], id[PD_COMM_ID_LEN];
     snprintf(how, sizeof(how), "%s.g%d.%016llx.%u", st->id, tag,
              (unsigned long long)hash, n);
-    pd_derive_id(id, how);
+    pd_comm_derive_id(id, how);
     struct ompi_group_t *copy = pd_group_new(group->size, group->members);
     if (copy == NULL) {
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
@@ -275,6 +277,7 @@ static void pd_comm_release_state(struct ompi_communicator_t *comm)
     if (st->host_comm != NULL)
         st->host_ops->comm_destroy(st->host_comm);
     pd_dccl_comm_destroy(st->dev_comm, false);
+    pd_intercomm_release(st->inter);
     comm->state = NULL;
     pd_comm_state_free(st);
 }

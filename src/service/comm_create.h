@@ -22,6 +22,24 @@ int pd_comm_create_group(struct ompi_communicator_t *comm,
                          struct ompi_communicator_t **out,
                          struct pd_fail *fail);
 
+/* The pieces the kinds of creation share (intercomm.c too). A new
+ * communicator object over group, this rank a member (NULL: out of
+ * memory); its errors go to parent's handler. */
+struct ompi_communicator_t *pd_comm_new(struct ompi_communicator_t *parent,
+                                        struct ompi_group_t *group,
+                                        const char *id);
+/* A fixed-length id hashed from how (a text every member makes alike). */
+void pd_comm_derive_id(char id[PD_COMM_ID_LEN], const char *how);
+/* The id of the next child of parent, made by a call on all its ranks;
+ * detail tells apart the children of one call (split's colors). */
+void pd_comm_child_id(struct ompi_communicator_t *parent, char *id,
+                      const char *detail);
+/* Wrap group (owned from here) into *out with its connections formed,
+ * or MPI_COMM_NULL where this rank is not a member. */
+int pd_comm_finish(struct ompi_communicator_t *parent,
+                   struct ompi_group_t *group, const char *id,
+                   struct ompi_communicator_t **out, struct pd_fail *fail);
+
 /* Release a user communicator (its attributes are deleted first). */
 void pd_comm_free(struct ompi_communicator_t *comm);
 /* Release the predefined ones' state at MPI_Finalize. */

@@ -34,6 +34,10 @@ int pd_p2p_wait_send(struct ompi_communicator_t *comm, struct pd_p2p_send *send,
  * too, and below every receipt's tag; k tells apart messages that one
  * pair of ranks exchanges in one call along different directions. */
 #define PD_TAG_NEIGHBOR(k) (-(1 << 30) - 16 - (k))
+/* The messages of collectives on an intercommunicator, which travel on
+ * its private union of both groups (api/intercoll.c): below every
+ * receipt's tag, and no neighbourhood collective runs there. */
+#define PD_TAG_INTER (-(1 << 30) - 8)
 
 /* Start a synchronous send of bytes to dst; *request completes when a
  * receive has matched it. */

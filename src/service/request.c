@@ -289,6 +289,8 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
     if (st->has_status && !st->sync_send && status != MPI_STATUS_IGNORE) {
         *status = st->status;
         status->MPI_ERROR = errclass;
+        if (status->MPI_SOURCE >= 0)
+            status->MPI_SOURCE -= st->source_shift;
     }
     pd_request_state_free(st);
     pd_request_drop_handle(req);

@@ -69,6 +69,10 @@ struct pd_request_state {
      * first of theirs. */
     struct ompi_request_t **parts;
     int nparts;
+    /* A receive on an intercommunicator runs on its private union, whose
+     * ranks are the remote group's plus this: the status names the
+     * sender's rank in the remote group. */
+    int source_shift;
     struct pd_request_state *next;  /* progress queue link */
 };
 
