@@ -12,7 +12,8 @@
  * - every blocking collective: Barrier, Bcast and Reduce from each root
  *   of each group (MPI_ROOT, MPI_PROC_NULL), Gather(v), Scatter(v),
  *   Allgather(v), Alltoall(v, w), Allreduce, Reduce_scatter(_block), on
- *   the intercommunicator and on its duplicate;
+ *   the intercommunicator and on its duplicate; nine nonblocking ones
+ *   outstanding at once;
  * - errors: a root or a rank beyond the remote group, the calls that
  *   take one kind of communicator given the other.
  * At np 1 there is no second group: the checks that need one are
@@ -474,6 +475,88 @@ static void check_split_create(MPI_Comm inter)
     }
 }
 
+/* Nonblocking collectives, several outstanding at once, completed
+ * together: the same answers as the blocking ones. */
+static void check_nonblocking(MPI_Comm inter, const char *what)
+{
+    struct verdict v = {""};
+    MPI_Request reqs[9];
+    int sum = 0;
+    for (int r = 0; r < rsize; r++)
+        sum += remote_world(r);
+    /* Rank 0 of the lower group is the root of the rooted ones. */
+    int rootarg = upper ? 0 : (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL);
+    int red = -1, bc = upper ? -1 : 4242, got_scatter = -1;
+    int *gath = malloc(sizeof(int) * (size_t)(rsize + 1));
+    int *scat = malloc(sizeof(int) * (size_t)(rsize + 1));
+    int *all = malloc(sizeof(int) * (size_t)(rsize + 1));
+    int *a2a_in = malloc(sizeof(int) * (size_t)(rsize + 1));
+    int *a2a_out = malloc(sizeof(int) * (size_t)(rsize + 1));
+    int *vec = malloc(sizeof(int) * (size_t)(lsize * rsize + 1));
+    int *part = malloc(sizeof(int) * (size_t)(rsize + 1));
+    for (int r = 0; r < rsize; r++) {
+        gath[r] = all[r] = a2a_out[r] = -1;
+        scat[r] = 500 + r;
+        a2a_in[r] = world_rank * 100 + r;
+    }
+    for (int i = 0; i < lsize * rsize; i++)
+        vec[i] = world_rank + i;
+    check_rc(&v, "MPI_Ibarrier", MPI_Ibarrier(inter, &reqs[0]));
+    check_rc(&v, "MPI_Iallreduce",
+             MPI_Iallreduce(&world_rank, &red, 1, MPI_INT, MPI_SUM, inter,
+                            &reqs[1]));
+    check_rc(&v, "MPI_Ibcast", MPI_Ibcast(&bc, 1, MPI_INT, rootarg, inter,
+                                          &reqs[2]));
+    check_rc(&v, "MPI_Iallgather",
+             MPI_Iallgather(&world_rank, 1, MPI_INT, all, 1, MPI_INT, inter,
+                            &reqs[3]));
+    check_rc(&v, "MPI_Ialltoall",
+             MPI_Ialltoall(a2a_in, 1, MPI_INT, a2a_out, 1, MPI_INT, inter,
+                           &reqs[4]));
+    check_rc(&v, "MPI_Igather",
+             MPI_Igather(&world_rank, 1, MPI_INT, gath, 1, MPI_INT, rootarg,
+                         inter, &reqs[5]));
+    check_rc(&v, "MPI_Iscatter",
+             MPI_Iscatter(scat, 1, MPI_INT, &got_scatter, 1, MPI_INT, rootarg,
+                          inter, &reqs[6]));
+    int reduced = -1;
+    check_rc(&v, "MPI_Ireduce",
+             MPI_Ireduce(&world_rank, &reduced, 1, MPI_INT, MPI_MAX, rootarg,
+                         inter, &reqs[7]));
+    check_rc(&v, "MPI_Ireduce_scatter_block",
+             MPI_Ireduce_scatter_block(vec, part, rsize, MPI_INT, MPI_SUM,
+                                       inter, &reqs[8]));
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(9, reqs, MPI_STATUSES_IGNORE));
+    if (red != sum)
+        fail(&v, "Iallreduce %d, want %d", red, sum);
+    if (bc != 4242 && !(lrank != 0 && !upper))
+        fail(&v, "Ibcast %d", bc);
+    for (int r = 0; r < rsize; r++) {
+        if (all[r] != remote_world(r))
+            fail(&v, "Iallgather [%d] %d", r, all[r]);
+        if (a2a_out[r] != remote_world(r) * 100 + lrank)
+            fail(&v, "Ialltoall [%d] %d", r, a2a_out[r]);
+        if (rootarg == MPI_ROOT && gath[r] != remote_world(r))
+            fail(&v, "Igather [%d] %d", r, gath[r]);
+    }
+    if (upper && got_scatter != 500 + lrank)
+        fail(&v, "Iscatter %d", got_scatter);
+    if (rootarg == MPI_ROOT && reduced != remote_world(rsize - 1))
+        fail(&v, "Ireduce %d", reduced);
+    for (int e = 0; e < rsize; e++)
+        if (part[e] != sum + rsize * (lrank * rsize + e))
+            fail(&v, "Ireduce_scatter_block [%d] %d", e, part[e]);
+    free(gath);
+    free(scat);
+    free(all);
+    free(a2a_in);
+    free(a2a_out);
+    free(vec);
+    free(part);
+    report(&v, "%s: nine nonblocking collectives outstanding at once",
+           what);
+}
+
 static void expect_class(struct verdict *v, const char *what, int rc,
                          int want)
 {
@@ -546,6 +629,7 @@ int main(int argc, char **argv)
         check_split_create(inter);
         check_rooted(inter, "intercommunicator");
         check_all(inter, "intercommunicator");
+        check_nonblocking(inter, "intercommunicator");
         struct verdict d = {""};
         MPI_Comm dup = MPI_COMM_NULL;
         check_rc(&d, "MPI_Comm_dup", MPI_Comm_dup(inter, &dup));
@@ -562,6 +646,7 @@ int main(int argc, char **argv)
             check_shape(dup);
             check_rooted(dup, "its duplicate");
             check_all(dup, "its duplicate");
+            check_nonblocking(dup, "its duplicate");
             MPI_Comm_free(&dup);
         }
     }

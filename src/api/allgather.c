@@ -15,7 +15,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_comm(comm, call));
     if (pd_comm_is_inter(comm))
         return pd_inter_allgather(call, sendbuf, sendcount, sendtype, recvbuf,
-                                  recvcount, NULL, NULL, recvtype, comm);
+                                  recvcount, NULL, NULL, recvtype, comm,
+                                  NULL);
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
@@ -38,9 +39,10 @@ static int pd_allgatherv(const char *call, const void *sendbuf, int sendcount,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_allgather(call, sendbuf, sendcount, sendtype, recvbuf,
-                                  0, recvcounts, displs, recvtype, comm);
+                                  0, recvcounts, displs, recvtype, comm,
+                                  request);
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, displs, "displs"));
     PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));

@@ -11,7 +11,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_comm(comm, call));
     if (pd_comm_is_inter(comm))
         return pd_inter_allreduce(call, sendbuf, recvbuf, count, datatype, op,
-                                  comm);
+                                  comm, NULL);
     PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
                                      datatype, op));
     size_t bytes = (size_t)count * pd_type_size(datatype);

@@ -22,7 +22,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     if (pd_comm_is_inter(comm))
         return pd_inter_alltoall(call, sendbuf, sendcount, NULL, NULL, NULL,
                                  sendtype, recvbuf, recvcount, NULL, NULL,
-                                 NULL, recvtype, comm);
+                                 NULL, recvtype, comm, NULL);
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
@@ -49,10 +49,10 @@ static int pd_alltoallv(const char *call, const void *sendbuf,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_alltoall(call, sendbuf, 0, sendcounts, sdispls, NULL,
                                  sendtype, recvbuf, 0, recvcounts, rdispls,
-                                 NULL, recvtype, comm);
+                                 NULL, recvtype, comm, request);
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, rdispls, "rdispls"));
     PD_CHECK(pd_check_data_type(comm, call, recvtype, "recvtype"));
@@ -174,10 +174,10 @@ static int pd_alltoallw(const char *call, const void *sendbuf,
     bool in_place = sendbuf == MPI_IN_PLACE;
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_alltoall(call, sendbuf, 0, sendcounts, sdispls,
                                  sendtypes, NULL, recvbuf, 0, recvcounts,
-                                 rdispls, recvtypes, NULL, comm);
+                                 rdispls, recvtypes, NULL, comm, request);
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     PD_CHECK(pd_check_displs(comm, call, rdispls, "rdispls"));
     int *rbytes = NULL, *sbytes = NULL, *displs = NULL;

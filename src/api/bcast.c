@@ -10,7 +10,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     if (pd_comm_is_inter(comm))
-        return pd_inter_bcast(call, buffer, count, datatype, root, comm);
+        return pd_inter_bcast(call, buffer, count, datatype, root, comm,
+                              NULL);
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
     PD_CHECK(pd_check_root(comm, call, root));

@@ -62,9 +62,10 @@ static int pd_gather_fixed(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_gather(call, sendbuf, sendcount, sendtype, recvbuf,
-                               recvcount, NULL, NULL, recvtype, root, comm);
+                               recvcount, NULL, NULL, recvtype, root, comm,
+                               request);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout recv = { NULL, NULL, 0 };
     if (comm->rank == root) {
@@ -84,9 +85,10 @@ static int pd_gather_v(const char *call, const void *sendbuf, int sendcount,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_gather(call, sendbuf, sendcount, sendtype, recvbuf, 0,
-                               recvcounts, displs, recvtype, root, comm);
+                               recvcounts, displs, recvtype, root, comm,
+                               request);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout recv = { recvcounts, displs, 0 };
     if (comm->rank == root) {
@@ -138,10 +140,10 @@ static int pd_scatter_fixed(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_scatter(call, sendbuf, sendcount, NULL, NULL,
                                 sendtype, recvbuf, recvcount, recvtype, root,
-                                comm);
+                                comm, request);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout send = { NULL, NULL, 0 };
     if (comm->rank == root) {
@@ -161,10 +163,10 @@ static int pd_scatter_v(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_scatter(call, sendbuf, 0, sendcounts, displs,
                                 sendtype, recvbuf, recvcount, recvtype, root,
-                                comm);
+                                comm, request);
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_layout send = { sendcounts, displs, 0 };
     if (comm->rank == root) {

@@ -3,6 +3,7 @@
 #include <limits.h>
 
 #include "api/coll_args.h"
+#include "api/intercoll.h"
 #include "service/progress.h"
 
 #pragma weak MPI_Iallreduce = PMPI_Iallreduce
@@ -35,6 +36,9 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_allreduce(call, sendbuf, recvbuf, count, datatype, op,
+                                  comm, request);
     PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
                                      datatype, op));
     struct pd_coll c = { .kind = PD_COLL_ALLREDUCE, .comm = comm,
@@ -52,6 +56,9 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_reduce(call, sendbuf, recvbuf, count, datatype, op,
+                               root, comm, request);
     PD_CHECK(pd_check_reduce_args(comm, call, sendbuf, recvbuf, count,
                                   datatype, op, root));
     struct pd_coll c = { .kind = PD_COLL_REDUCE, .comm = comm,
@@ -69,6 +76,9 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_bcast(call, buffer, count, datatype, root, comm,
+                              request);
     PD_CHECK(pd_check_side(comm, call, buffer, count, datatype, PD_SIDE_ONE));
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_coll c = { .kind = PD_COLL_BCAST, .comm = comm,
@@ -88,6 +98,10 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_allgather(call, sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcount, NULL, NULL, recvtype, comm,
+                                  request);
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
@@ -108,6 +122,10 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_alltoall(call, sendbuf, sendcount, NULL, NULL, NULL,
+                                 sendtype, recvbuf, recvcount, NULL, NULL,
+                                 NULL, recvtype, comm, request);
     size_t bytes;
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
@@ -129,6 +147,9 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_reduce_scatter(call, sendbuf, recvbuf, recvcount, NULL,
+                                       datatype, op, comm, request);
     PD_CHECK(pd_check_count(comm, call, recvcount, "recvcount"));
     PD_CHECK(pd_check_data_type(comm, call, datatype, "datatype"));
     PD_CHECK(pd_check_op(comm, call, datatype, op));
@@ -153,6 +174,8 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (pd_comm_is_inter(comm))
+        return pd_inter_barrier(call, comm, request);
     struct pd_coll c = { .kind = PD_COLL_BARRIER, .comm = comm, .root = -1 };
     return pd_start(call, &c, request);
 }

@@ -13,6 +13,7 @@
 #include "api/intercoll.h"
 #include "service/intercomm.h"
 #include "service/p2p.h"
+#include "service/progress.h"
 #include "service/request.h"
 
 static const struct pd_inter *pd_inter_of(MPI_Comm comm)
@@ -177,88 +178,239 @@ static int pd_ic_check_side(MPI_Comm comm, const char *call, const void *buf,
     return MPI_SUCCESS;
 }
 
-int pd_inter_barrier(MPI_Comm comm)
+/* ---- nonblocking: the same call, run by the progress thread ------------ */
+
+/* A call's arguments, kept for its turn on the progress thread (count
+ * and type arrays are the program's: MPI keeps them unchanged until the
+ * call completes). */
+struct pd_ic_call {
+    int (*run)(const struct pd_ic_call *a);
+    const char *call;
+    MPI_Comm comm;
+    const void *sendbuf;
+    void *recvbuf;
+    int sendcount, recvcount;
+    const int *sendcounts, *sdispls, *recvcounts, *rdispls;
+    const MPI_Datatype *sendtypes, *recvtypes;
+    MPI_Datatype sendtype, recvtype;
+    MPI_Op op;
+    int root;
+};
+
+static void pd_ic_type_hold(MPI_Datatype type, bool hold)
 {
-    return PMPI_Barrier(pd_inter_of(comm)->both);
+    if (type == NULL || type == MPI_DATATYPE_NULL || !pd_type_is_valid(type))
+        return;
+    if (hold)
+        pd_type_retain(type);
+    else
+        pd_type_release(type);
+}
+
+static void pd_ic_call_free(void *args)
+{
+    struct pd_ic_call *a = args;
+    pd_ic_type_hold(a->sendtype, false);
+    pd_ic_type_hold(a->recvtype, false);
+    free(a);
+}
+
+static int pd_ic_call_run(void *args, struct pd_fail *fail)
+{
+    const struct pd_ic_call *a = args;
+    *fail = (struct pd_fail){ MPI_SUCCESS, "" };
+    pd_raise_capture(fail);
+    int rc = a->run(a);
+    pd_raise_capture(NULL);
+    if (rc != MPI_SUCCESS && fail->errclass == MPI_SUCCESS)
+        pd_fail_set(fail, rc, "%s failed", a->call);
+    return rc;
+}
+
+/* Queue a on its intercommunicator's progress thread, after the calls
+ * started before it; *request completes when it has run. */
+static int pd_ic_defer(const struct pd_ic_call *a, MPI_Request *request)
+{
+    struct pd_ic_call *copy = malloc(sizeof(*copy));
+    struct ompi_request_t *req = copy != NULL ? pd_request_new(a->comm,
+                                                               a->call)
+                                              : NULL;
+    if (req == NULL) {
+        free(copy);
+        return pd_raise(a->comm, a->call, MPI_ERR_NO_MEM, "out of memory");
+    }
+    *copy = *a;
+    pd_ic_type_hold(copy->sendtype, true);
+    pd_ic_type_hold(copy->recvtype, true);
+    req->state->collective = true;
+    req->state->deferred = pd_ic_call_run;
+    req->state->deferred_args = copy;
+    req->state->deferred_free = pd_ic_call_free;
+    struct pd_fail fail;
+    if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
+        pd_request_complete(req->state);
+        pd_request_release(&req);
+        return pd_raise_fail(a->comm, a->call, &fail);
+    }
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+/* Checked, a call runs now (request NULL: after the nonblocking ones
+ * started before it, whose messages share its tag) or in its turn. */
+static int pd_ic_go(const struct pd_ic_call *a, MPI_Request *request)
+{
+    if (request != NULL)
+        return pd_ic_defer(a, request);
+    pd_progress_drain(a->comm);
+    return a->run(a);
+}
+
+/* ---- the calls ---------------------------------------------------------- */
+
+static int pd_ic_barrier(const struct pd_ic_call *a)
+{
+    return PMPI_Barrier(pd_inter_of(a->comm)->both);
+}
+
+int pd_inter_barrier(const char *call, MPI_Comm comm, MPI_Request *request)
+{
+    return pd_ic_go(&(struct pd_ic_call){ .run = pd_ic_barrier, .call = call,
+                                          .comm = comm }, request);
+}
+
+static int pd_ic_bcast(const struct pd_ic_call *a)
+{
+    MPI_Comm comm = a->comm;
+    if (a->root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (a->root == MPI_ROOT)
+        return pd_ic_one(a->call, comm, true, a->recvbuf, a->recvcount,
+                         a->recvtype, 0);
+    /* The remote root's data comes to rank 0, which hands it on. */
+    if (comm->rank == 0)
+        PD_CHECK(pd_ic_one(a->call, comm, false, a->recvbuf, a->recvcount,
+                           a->recvtype, a->root));
+    return PMPI_Bcast(a->recvbuf, a->recvcount, a->recvtype, 0,
+                      pd_inter_of(comm)->local);
 }
 
 int pd_inter_bcast(const char *call, void *buffer, int count,
-                   MPI_Datatype type, int root, MPI_Comm comm)
+                   MPI_Datatype type, int root, MPI_Comm comm,
+                   MPI_Request *request)
 {
     PD_CHECK(pd_check_inter_root(comm, call, root));
-    if (root == MPI_PROC_NULL)
+    if (root != MPI_PROC_NULL)
+        PD_CHECK(pd_check_side(comm, call, buffer, count, type, PD_SIDE_ONE));
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_bcast, .call = call, .comm = comm, .recvbuf = buffer,
+        .recvcount = count, .recvtype = type, .root = root }, request);
+}
+
+static int pd_ic_gather(const struct pd_ic_call *a)
+{
+    if (a->root == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    PD_CHECK(pd_check_side(comm, call, buffer, count, type, PD_SIDE_ONE));
-    if (root == MPI_ROOT)
-        return pd_ic_one(call, comm, true, buffer, count, type, 0);
-    /* The remote root's data comes to rank 0, which hands it on. */
-    if (comm->rank == 0)
-        PD_CHECK(pd_ic_one(call, comm, false, buffer, count, type, root));
-    return PMPI_Bcast(buffer, count, type, 0, pd_inter_of(comm)->local);
+    if (a->root != MPI_ROOT)
+        return pd_ic_one(a->call, a->comm, true, a->sendbuf, a->sendcount,
+                         a->sendtype, a->root);
+    struct pd_ic_blocks from = { a->recvbuf, a->recvcount, a->recvcounts,
+                                 a->rdispls, a->recvtype, NULL };
+    return pd_ic_exchange(a->call, a->comm, &from, NULL);
 }
 
 int pd_inter_gather(const char *call, const void *sendbuf, int sendcount,
                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
                     const int *recvcounts, const int *displs,
-                    MPI_Datatype recvtype, int root, MPI_Comm comm)
+                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
 {
     PD_CHECK(pd_check_inter_root(comm, call, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    if (root != MPI_ROOT) {
+    if (root == MPI_ROOT)
+        PD_CHECK(pd_ic_check_side(comm, call, recvbuf, recvcount, recvcounts,
+                                  displs, recvtype, PD_SIDE_RECV));
+    else if (root != MPI_PROC_NULL)
         PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype,
                                PD_SIDE_SEND));
-        return pd_ic_one(call, comm, true, sendbuf, sendcount, sendtype, root);
-    }
-    PD_CHECK(pd_ic_check_side(comm, call, recvbuf, recvcount, recvcounts,
-                              displs, recvtype, PD_SIDE_RECV));
-    struct pd_ic_blocks from = { recvbuf, recvcount, recvcounts, displs,
-                                 recvtype, NULL };
-    return pd_ic_exchange(call, comm, &from, NULL);
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_gather, .call = call, .comm = comm, .sendbuf = sendbuf,
+        .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
+        .recvcount = recvcount, .recvcounts = recvcounts, .rdispls = displs,
+        .recvtype = recvtype, .root = root }, request);
+}
+
+static int pd_ic_scatter(const struct pd_ic_call *a)
+{
+    if (a->root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (a->root != MPI_ROOT)
+        return pd_ic_one(a->call, a->comm, false, a->recvbuf, a->recvcount,
+                         a->recvtype, a->root);
+    struct pd_ic_blocks to = { a->sendbuf, a->sendcount, a->sendcounts,
+                               a->sdispls, a->sendtype, NULL };
+    return pd_ic_exchange(a->call, a->comm, NULL, &to);
 }
 
 int pd_inter_scatter(const char *call, const void *sendbuf, int sendcount,
                      const int *sendcounts, const int *displs,
                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     MPI_Datatype recvtype, int root, MPI_Comm comm)
+                     MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request)
 {
     PD_CHECK(pd_check_inter_root(comm, call, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    if (root != MPI_ROOT) {
+    if (root == MPI_ROOT)
+        PD_CHECK(pd_ic_check_side(comm, call, sendbuf, sendcount, sendcounts,
+                                  displs, sendtype, PD_SIDE_SEND));
+    else if (root != MPI_PROC_NULL)
         PD_CHECK(pd_check_side(comm, call, recvbuf, recvcount, recvtype,
                                PD_SIDE_RECV));
-        return pd_ic_one(call, comm, false, recvbuf, recvcount, recvtype,
-                         root);
-    }
-    PD_CHECK(pd_ic_check_side(comm, call, sendbuf, sendcount, sendcounts,
-                              displs, sendtype, PD_SIDE_SEND));
-    struct pd_ic_blocks to = { sendbuf, sendcount, sendcounts, displs,
-                               sendtype, NULL };
-    return pd_ic_exchange(call, comm, NULL, &to);
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_scatter, .call = call, .comm = comm, .sendbuf = sendbuf,
+        .sendcount = sendcount, .sendcounts = sendcounts, .sdispls = displs,
+        .sendtype = sendtype, .recvbuf = recvbuf, .recvcount = recvcount,
+        .recvtype = recvtype, .root = root }, request);
+}
+
+static int pd_ic_allgather(const struct pd_ic_call *a)
+{
+    /* Every rank's block goes to every rank of the other group. */
+    int n = pd_inter_of(a->comm)->remote->size;
+    int *zeros = calloc((size_t)n, sizeof(int));
+    if (zeros == NULL)
+        return pd_raise(a->comm, a->call, MPI_ERR_NO_MEM, "out of memory");
+    struct pd_ic_blocks from = { a->recvbuf, a->recvcount, a->recvcounts,
+                                 a->rdispls, a->recvtype, NULL };
+    struct pd_ic_blocks same = { a->sendbuf, a->sendcount, NULL, zeros,
+                                 a->sendtype, NULL };
+    int rc = pd_ic_exchange(a->call, a->comm, &from, &same);
+    free(zeros);
+    return rc;
 }
 
 int pd_inter_allgather(const char *call, const void *sendbuf, int sendcount,
                        MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        const int *recvcounts, const int *displs,
-                       MPI_Datatype recvtype, MPI_Comm comm)
+                       MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request)
 {
     PD_CHECK(pd_check_side(comm, call, sendbuf, sendcount, sendtype,
                            PD_SIDE_SEND));
     PD_CHECK(pd_ic_check_side(comm, call, recvbuf, recvcount, recvcounts,
                               displs, recvtype, PD_SIDE_RECV));
-    /* Every rank's block goes to every rank of the other group. */
-    struct pd_ic_blocks from = { recvbuf, recvcount, recvcounts, displs,
-                                 recvtype, NULL };
-    int n = pd_inter_of(comm)->remote->size;
-    int *zeros = calloc((size_t)n, sizeof(int));
-    if (zeros == NULL)
-        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-    struct pd_ic_blocks same = { sendbuf, sendcount, NULL, zeros, sendtype,
-                                 NULL };
-    int rc = pd_ic_exchange(call, comm, &from, &same);
-    free(zeros);
-    return rc;
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_allgather, .call = call, .comm = comm,
+        .sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+        .recvbuf = recvbuf, .recvcount = recvcount, .recvcounts = recvcounts,
+        .rdispls = displs, .recvtype = recvtype }, request);
+}
+
+static int pd_ic_alltoall(const struct pd_ic_call *a)
+{
+    struct pd_ic_blocks from = { a->recvbuf, a->recvcount, a->recvcounts,
+                                 a->rdispls, a->recvtype, a->recvtypes };
+    struct pd_ic_blocks to = { a->sendbuf, a->sendcount, a->sendcounts,
+                               a->sdispls, a->sendtype, a->sendtypes };
+    return pd_ic_exchange(a->call, a->comm, &from, &to);
 }
 
 int pd_inter_alltoall(const char *call, const void *sendbuf, int sendcount,
@@ -266,7 +418,8 @@ int pd_inter_alltoall(const char *call, const void *sendbuf, int sendcount,
                       const MPI_Datatype *sendtypes, MPI_Datatype sendtype,
                       void *recvbuf, int recvcount, const int *recvcounts,
                       const int *rdispls, const MPI_Datatype *recvtypes,
-                      MPI_Datatype recvtype, MPI_Comm comm)
+                      MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
 {
     int n = pd_inter_of(comm)->remote->size;
     if (sendtypes != NULL) {
@@ -293,11 +446,13 @@ int pd_inter_alltoall(const char *call, const void *sendbuf, int sendcount,
         PD_CHECK(pd_ic_check_side(comm, call, recvbuf, recvcount, recvcounts,
                                   rdispls, recvtype, PD_SIDE_RECV));
     }
-    struct pd_ic_blocks from = { recvbuf, recvcount, recvcounts, rdispls,
-                                 recvtype, recvtypes };
-    struct pd_ic_blocks to = { sendbuf, sendcount, sendcounts, sdispls,
-                               sendtype, sendtypes };
-    return pd_ic_exchange(call, comm, &from, &to);
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_alltoall, .call = call, .comm = comm,
+        .sendbuf = sendbuf, .sendcount = sendcount, .sendcounts = sendcounts,
+        .sdispls = sdispls, .sendtypes = sendtypes, .sendtype = sendtype,
+        .recvbuf = recvbuf, .recvcount = recvcount, .recvcounts = recvcounts,
+        .rdispls = rdispls, .recvtypes = recvtypes, .recvtype = recvtype },
+        request);
 }
 
 static int pd_ic_check_reduction(MPI_Comm comm, const char *call,
@@ -333,29 +488,43 @@ static void *pd_ic_reduce_here(const char *call, MPI_Comm comm,
     return scratch;
 }
 
+static int pd_ic_reduce(const struct pd_ic_call *a)
+{
+    MPI_Comm comm = a->comm;
+    if (a->root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (a->root == MPI_ROOT)
+        return pd_ic_one(a->call, comm, false, a->recvbuf, a->recvcount,
+                         a->recvtype, 0);
+    void *base;
+    int rc;
+    void *scratch = pd_ic_reduce_here(a->call, comm, a->sendbuf,
+                                      a->recvcount, a->recvtype, a->op,
+                                      &base, &rc);
+    if (rc != MPI_SUCCESS || comm->rank != 0)
+        return rc;
+    rc = pd_ic_one(a->call, comm, true, base, a->recvcount, a->recvtype,
+                   a->root);
+    free(scratch);
+    return rc;
+}
+
 int pd_inter_reduce(const char *call, const void *sendbuf, void *recvbuf,
                     int count, MPI_Datatype type, MPI_Op op, int root,
-                    MPI_Comm comm)
+                    MPI_Comm comm, MPI_Request *request)
 {
     PD_CHECK(pd_check_inter_root(comm, call, root));
-    if (root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
     if (root == MPI_ROOT) {
         PD_CHECK(pd_check_side(comm, call, recvbuf, count, type,
                                PD_SIDE_RECV));
         PD_CHECK(pd_check_op(comm, call, type, op));
-        return pd_ic_one(call, comm, false, recvbuf, count, type, 0);
+    } else if (root != MPI_PROC_NULL) {
+        PD_CHECK(pd_ic_check_reduction(comm, call, sendbuf, count, type, op));
     }
-    PD_CHECK(pd_ic_check_reduction(comm, call, sendbuf, count, type, op));
-    void *base;
-    int rc;
-    void *scratch = pd_ic_reduce_here(call, comm, sendbuf, count, type, op,
-                                      &base, &rc);
-    if (rc != MPI_SUCCESS || comm->rank != 0)
-        return rc;
-    rc = pd_ic_one(call, comm, true, base, count, type, root);
-    free(scratch);
-    return rc;
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_reduce, .call = call, .comm = comm, .sendbuf = sendbuf,
+        .recvbuf = recvbuf, .recvcount = count, .recvtype = type, .op = op,
+        .root = root }, request);
 }
 
 /* Rank 0 of each group sends its group's reduction (count items at
@@ -371,32 +540,90 @@ static int pd_ic_swap(const char *call, MPI_Comm comm, const void *mine,
     return pd_ic_wait(call, comm, reqs, 2, rc);
 }
 
-int pd_inter_allreduce(const char *call, const void *sendbuf, void *recvbuf,
-                       int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+static int pd_ic_allreduce(const struct pd_ic_call *a)
 {
-    PD_CHECK(pd_ic_check_reduction(comm, call, sendbuf, count, type, op));
-    PD_CHECK(pd_check_side(comm, call, recvbuf, count, type, PD_SIDE_RECV));
+    MPI_Comm comm = a->comm;
     void *base;
     int rc;
-    void *scratch = pd_ic_reduce_here(call, comm, sendbuf, count, type, op,
+    void *scratch = pd_ic_reduce_here(a->call, comm, a->sendbuf,
+                                      a->recvcount, a->recvtype, a->op,
                                       &base, &rc);
     if (rc != MPI_SUCCESS)
         return rc;
     if (comm->rank == 0) {
-        rc = pd_ic_swap(call, comm, base, recvbuf, count, type);
+        rc = pd_ic_swap(a->call, comm, base, a->recvbuf, a->recvcount,
+                        a->recvtype);
         free(scratch);
         PD_CHECK(rc);
     }
-    return PMPI_Bcast(recvbuf, count, type, 0, pd_inter_of(comm)->local);
+    return PMPI_Bcast(a->recvbuf, a->recvcount, a->recvtype, 0,
+                      pd_inter_of(comm)->local);
+}
+
+int pd_inter_allreduce(const char *call, const void *sendbuf, void *recvbuf,
+                       int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    PD_CHECK(pd_ic_check_reduction(comm, call, sendbuf, count, type, op));
+    PD_CHECK(pd_check_side(comm, call, recvbuf, count, type, PD_SIDE_RECV));
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_allreduce, .call = call, .comm = comm,
+        .sendbuf = sendbuf, .recvbuf = recvbuf, .recvcount = count,
+        .recvtype = type, .op = op }, request);
+}
+
+/* The whole vector's length: sendcount. */
+static int pd_ic_reduce_scatter(const struct pd_ic_call *a)
+{
+    /* Each group reduces the whole vector (the same length in both), and
+     * the other group's result is scattered here. */
+    MPI_Comm comm = a->comm;
+    int n = comm->size, total = a->sendcount;
+    int mine = a->recvcounts != NULL ? a->recvcounts[comm->rank]
+                                     : a->recvcount;
+    void *base, *theirs_base = NULL, *theirs = NULL;
+    int rc;
+    void *scratch = pd_ic_reduce_here(a->call, comm, a->sendbuf, total,
+                                      a->recvtype, a->op, &base, &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (comm->rank == 0) {
+        theirs = pd_ic_scratch(comm, a->call, total, a->recvtype,
+                               &theirs_base);
+        rc = theirs == NULL ? MPI_ERR_NO_MEM
+                            : pd_ic_swap(a->call, comm, base, theirs_base,
+                                         total, a->recvtype);
+        free(scratch);
+        if (rc != MPI_SUCCESS) {
+            free(theirs);
+            return rc;
+        }
+    }
+    MPI_Comm local = pd_inter_of(comm)->local;
+    if (a->recvcounts == NULL) {
+        rc = PMPI_Scatter(theirs_base, mine, a->recvtype, a->recvbuf, mine,
+                          a->recvtype, 0, local);
+    } else {
+        int *displs = malloc((size_t)n * sizeof(int));
+        if (displs == NULL) {
+            free(theirs);
+            return pd_raise(comm, a->call, MPI_ERR_NO_MEM, "out of memory");
+        }
+        for (int r = 0, at = 0; r < n; at += a->recvcounts[r++])
+            displs[r] = at;
+        rc = PMPI_Scatterv(theirs_base, a->recvcounts, displs, a->recvtype,
+                           a->recvbuf, mine, a->recvtype, 0, local);
+        free(displs);
+    }
+    free(theirs);
+    return rc;
 }
 
 int pd_inter_reduce_scatter(const char *call, const void *sendbuf,
                             void *recvbuf, int recvcount,
                             const int *recvcounts, MPI_Datatype type,
-                            MPI_Op op, MPI_Comm comm)
+                            MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    /* Each group reduces the whole vector (the same length in both), and
-     * the other group's result is scattered here. */
     int n = comm->size;
     long total = 0;
     if (recvcounts != NULL) {
@@ -414,39 +641,9 @@ int pd_inter_reduce_scatter(const char *call, const void *sendbuf,
     PD_CHECK(pd_ic_check_reduction(comm, call, sendbuf, (int)total, type,
                                    op));
     PD_CHECK(pd_check_side(comm, call, recvbuf, mine, type, PD_SIDE_RECV));
-    void *base, *theirs_base = NULL, *theirs = NULL;
-    int rc;
-    void *scratch = pd_ic_reduce_here(call, comm, sendbuf, (int)total, type,
-                                      op, &base, &rc);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (comm->rank == 0) {
-        theirs = pd_ic_scratch(comm, call, (int)total, type, &theirs_base);
-        rc = theirs == NULL ? MPI_ERR_NO_MEM
-                            : pd_ic_swap(call, comm, base, theirs_base,
-                                         (int)total, type);
-        free(scratch);
-        if (rc != MPI_SUCCESS) {
-            free(theirs);
-            return rc;
-        }
-    }
-    MPI_Comm local = pd_inter_of(comm)->local;
-    if (recvcounts == NULL) {
-        rc = PMPI_Scatter(theirs_base, recvcount, type, recvbuf, recvcount,
-                          type, 0, local);
-    } else {
-        int *displs = malloc((size_t)n * sizeof(int));
-        if (displs == NULL) {
-            free(theirs);
-            return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-        }
-        for (int r = 0, at = 0; r < n; at += recvcounts[r++])
-            displs[r] = at;
-        rc = PMPI_Scatterv(theirs_base, recvcounts, displs, type, recvbuf,
-                           mine, type, 0, local);
-        free(displs);
-    }
-    free(theirs);
-    return rc;
+    return pd_ic_go(&(struct pd_ic_call){
+        .run = pd_ic_reduce_scatter, .call = call, .comm = comm,
+        .sendbuf = sendbuf, .sendcount = (int)total, .recvbuf = recvbuf,
+        .recvcount = recvcount, .recvcounts = recvcounts, .recvtype = type,
+        .op = op }, request);
 }

@@ -11,7 +11,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_comm(comm, call));
     if (pd_comm_is_inter(comm))
         return pd_inter_reduce(call, sendbuf, recvbuf, count, datatype, op,
-                               root, comm);
+                               root, comm, NULL);
     PD_CHECK(pd_check_reduce_args(comm, call, sendbuf, recvbuf, count,
                                   datatype, op, root));
     size_t bytes = (size_t)count * pd_type_size(datatype);

@@ -53,9 +53,9 @@ static int pd_reduce_scatter_v(const char *call, const void *sendbuf,
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
-    if (pd_comm_is_inter(comm) && request == NULL)
+    if (pd_comm_is_inter(comm))
         return pd_inter_reduce_scatter(call, sendbuf, recvbuf, 0, recvcounts,
-                                       datatype, op, comm);
+                                       datatype, op, comm, request);
     PD_CHECK(pd_check_counts(comm, call, recvcounts, comm->size, "recvcounts"));
     long total = 0;
     for (int i = 0; i < comm->size; i++)
@@ -95,7 +95,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf,
     PD_CHECK(pd_check_comm(comm, call));
     if (pd_comm_is_inter(comm))
         return pd_inter_reduce_scatter(call, sendbuf, recvbuf, recvcount, NULL,
-                                       datatype, op, comm);
+                                       datatype, op, comm, NULL);
     PD_CHECK(pd_check_count(comm, call, recvcount, "recvcount"));
     if ((long)recvcount * comm->size > 0x7fffffffL)
         return pd_raise(comm, call, MPI_ERR_COUNT,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/comm.h"
+#include "base/fail.h"
 #include "core/error.h"
 #include "base/log.h"
 #include "core/runtime.h"
@@ -198,6 +199,13 @@ static _Noreturn void pd_die(const char *line, int errclass)
     pd_runtime_abort(errclass > 0 ? errclass : 1);
 }
 
+static _Thread_local struct pd_fail *pd_raise_into;
+
+void pd_raise_capture(struct pd_fail *into)
+{
+    pd_raise_into = into;
+}
+
 int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
              const char *fmt, ...)
 {
@@ -225,6 +233,12 @@ int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
     else if (comm != NULL)
         snprintf(where, sizeof(where), " on an invalid communicator");
 
+    if (pd_raise_into != NULL) {
+        if (pd_raise_into->errclass == MPI_SUCCESS)
+            pd_fail_set(pd_raise_into, errclass, "%s%s: %s", call, where,
+                        detail);
+        return errclass;
+    }
     char line[1200];
     snprintf(line, sizeof(line), "pdmpi: rank %d: %s%s: %s: %s",
              pd_rt.world.rank, call, where, pd_error_class_name(errclass),

@@ -16,6 +16,13 @@
 int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* While into is set on this thread (NULL: unset), pd_raise records its
+ * first failure there, naming the call, and returns the class without
+ * any handler: a call run for a request (a nonblocking collective on an
+ * intercommunicator) reports its failure when the request finishes. */
+struct pd_fail;
+void pd_raise_capture(struct pd_fail *into);
+
 /* A call made before MPI_Init or after MPI_Finalize: always fatal, since
  * no error handler exists outside that window. */
 int pd_raise_inactive(const char *call);

@@ -36,7 +36,9 @@ static void *pd_progress_main(void *arg)
             p->tail = NULL;
         p->running = true;
         pthread_mutex_unlock(&p->lock);
-        int rc = st->send != NULL
+        int rc = st->deferred != NULL
+                     ? st->deferred(st->deferred_args, &st->fail)
+                     : st->send != NULL
                      ? pd_p2p_wait_send(st->comm, st->send, &st->fail)
                      : pd_coll_run(&st->coll, &st->fail);
         if (rc == MPI_SUCCESS)

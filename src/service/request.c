@@ -45,6 +45,8 @@ static void pd_request_state_free(struct pd_request_state *st)
     pthread_mutex_unlock(&st->lock);
     free(st->persistent_args);
     free(st->coll_arrays);
+    if (st->deferred_free != NULL)
+        st->deferred_free(st->deferred_args);
     free(st->parts);
     if (st->unstage != NULL)
         st->unstage(st, false, NULL);

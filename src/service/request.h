@@ -73,6 +73,12 @@ struct pd_request_state {
      * ranks are the remote group's plus this: the status names the
      * sender's rank in the remote group. */
     int source_shift;
+    /* A call the communicator's progress thread runs in its turn (a
+     * nonblocking collective on an intercommunicator): run with args,
+     * its failure into fail; args freed by args_free with the request. */
+    int (*deferred)(void *args, struct pd_fail *fail);
+    void *deferred_args;
+    void (*deferred_free)(void *args);
     struct pd_request_state *next;  /* progress queue link */
 };
 
