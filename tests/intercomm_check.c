@@ -589,6 +589,22 @@ static void check_errors(MPI_Comm inter)
                      MPI_Scan(&x, &flag, 1, MPI_INT, MPI_SUM, inter),
                      MPI_ERR_COMM);
         MPI_Comm bad = MPI_COMM_NULL;
+        /* Open MPI 4.1 does not check that one group agrees on high. */
+        if (!on_open_mpi && lsize > 1) {
+            int rc = MPI_Intercomm_merge(inter, lrank == 0, &bad);
+            expect_class(&v, "MPI_Intercomm_merge with mixed values of high",
+                         rc, MPI_ERR_ARG);
+            if (rc == MPI_SUCCESS)
+                MPI_Comm_free(&bad);
+        } else if (!on_open_mpi) {
+            /* The other group's check fails this rank's call too. */
+            int rc = MPI_Intercomm_merge(inter, 0, &bad);
+            if (world_size > 2)
+                expect_class(&v, "MPI_Intercomm_merge where the other "
+                             "group mixes values of high", rc, MPI_ERR_ARG);
+            else if (rc == MPI_SUCCESS)
+                MPI_Comm_free(&bad);
+        }
         int dims[1] = { lsize }, periods[1] = { 0 };
         expect_class(&v, "MPI_Cart_create on an intercommunicator",
                      MPI_Cart_create(inter, 1, dims, periods, 0, &bad),

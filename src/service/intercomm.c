@@ -351,11 +351,11 @@ int pd_intercomm_merge(struct ompi_communicator_t *comm, bool high,
     for (int r = 1; r < n; r++) {
         bool same_group = (r < lower_size) == (r - 1 < lower_size);
         if (same_group && (highs[r] != 0) != (highs[r - 1] != 0)) {
-            free(highs);
-            free(members);
             pd_fail_set(fail, MPI_ERR_ARG, "the ranks of one group pass "
                         "different values of high (%d and %d)",
                         highs[r - 1], highs[r]);
+            free(highs);
+            free(members);
             return fail->errclass;
         }
     }
