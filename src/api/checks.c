@@ -67,9 +67,6 @@ int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
 
 int pd_check_root(MPI_Comm comm, const char *call, int root)
 {
-    /* The collectives on intercommunicators check their own roots
-     * (api/intercoll.c); these calls reach here without one. */
-    PD_CHECK(pd_check_intra(comm, call, "comm"));
     if (root < 0 || root >= comm->size)
         return pd_raise(comm, call, MPI_ERR_ROOT,
                         "root %d is not a rank of %s (size %d)", root,

@@ -1,11 +1,12 @@
 /*
- * The blocking collectives on intercommunicators. Data crosses between
+ * The collectives on intercommunicators. Data crosses between
  * the groups as messages on the private union of both (under a tag no
  * program can match); steps inside one group (a reduction to its rank 0,
  * the broadcast of what that rank received) are the intracommunicator
  * collectives on the private local communicator. Rooted calls follow
  * MPI: the root passes MPI_ROOT, the rest of its group MPI_PROC_NULL,
- * and the other group the root's rank in it.
+ * and the other group the root's rank in it. A nonblocking call runs
+ * the same steps on the intercommunicator's progress thread.
  */
 #include <stdlib.h>
 
@@ -70,7 +71,7 @@ static int pd_ic_wait(const char *call, MPI_Comm comm, MPI_Request *reqs,
                                          : pd_raise_fail(comm, call, &first);
 }
 
-/* One message each way or one way: to (send) or from remote rank r. */
+/* One message, to (send) or from remote rank r, waited for. */
 static int pd_ic_one(const char *call, MPI_Comm comm, bool send,
                      const void *buf, int count, MPI_Datatype type, int r)
 {
@@ -80,31 +81,26 @@ static int pd_ic_one(const char *call, MPI_Comm comm, bool send,
     return pd_ic_wait(call, comm, &req, 1, rc);
 }
 
-/* A scratch buffer for count items of type (its span, lb included);
- * *base is the address to pass as the buffer; free the return. */
+/* A scratch buffer for count items of type in its own layout; *base
+ * is the address to pass as the buffer; free the return. */
 static void *pd_ic_scratch(MPI_Comm comm, const char *call, int count,
                            MPI_Datatype type, void **base)
 {
-    MPI_Aint lb, extent, true_lb, true_extent;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    size_t span = count > 0 ? (size_t)true_extent +
-                                  (size_t)(count - 1) * (size_t)extent
-                            : 1;
-    char *p = malloc(span ? span : 1);
-    if (p == NULL) {
-        pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory for a %zu-byte "
-                 "scratch buffer", span);
+    char *items;
+    void *mem = pd_type_alloc_items(type, (size_t)count, &items);
+    if (mem == NULL) {
+        pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory for a scratch "
+                 "buffer of %d x %s", count, pd_type_name(type));
         return NULL;
     }
-    *base = p - true_lb;
-    return p;
+    *base = items;
+    return mem;
 }
 
 /* The messages of every remote rank r (block r of a layout): counts NULL
  * means count each; displs NULL means r * count items apart; types NULL
- * means type each, and with byte_displs the displacements are bytes
- * (alltoallw). */
+ * means type each, else displs are in bytes (alltoallw); same: every
+ * block is the whole buffer (what allgather sends to each rank). */
 struct pd_ic_blocks {
     const void *buf;
     int count;
@@ -112,6 +108,7 @@ struct pd_ic_blocks {
     const int *displs;
     MPI_Datatype type;
     const MPI_Datatype *types;
+    bool same;
 };
 
 static const void *pd_ic_block(const struct pd_ic_blocks *b, int r,
@@ -119,6 +116,8 @@ static const void *pd_ic_block(const struct pd_ic_blocks *b, int r,
 {
     *count = b->counts != NULL ? b->counts[r] : b->count;
     *type = b->types != NULL ? b->types[r] : b->type;
+    if (b->same)
+        return b->buf;
     if (b->types != NULL)
         return (const char *)b->buf + b->displs[r];
     size_t at = b->displs != NULL ? (size_t)b->displs[r]
@@ -315,7 +314,7 @@ static int pd_ic_gather(const struct pd_ic_call *a)
         return pd_ic_one(a->call, a->comm, true, a->sendbuf, a->sendcount,
                          a->sendtype, a->root);
     struct pd_ic_blocks from = { a->recvbuf, a->recvcount, a->recvcounts,
-                                 a->rdispls, a->recvtype, NULL };
+                                 a->rdispls, a->recvtype, NULL, false };
     return pd_ic_exchange(a->call, a->comm, &from, NULL);
 }
 
@@ -347,7 +346,7 @@ static int pd_ic_scatter(const struct pd_ic_call *a)
         return pd_ic_one(a->call, a->comm, false, a->recvbuf, a->recvcount,
                          a->recvtype, a->root);
     struct pd_ic_blocks to = { a->sendbuf, a->sendcount, a->sendcounts,
-                               a->sdispls, a->sendtype, NULL };
+                               a->sdispls, a->sendtype, NULL, false };
     return pd_ic_exchange(a->call, a->comm, NULL, &to);
 }
 
@@ -374,17 +373,11 @@ int pd_inter_scatter(const char *call, const void *sendbuf, int sendcount,
 static int pd_ic_allgather(const struct pd_ic_call *a)
 {
     /* Every rank's block goes to every rank of the other group. */
-    int n = pd_inter_of(a->comm)->remote->size;
-    int *zeros = calloc((size_t)n, sizeof(int));
-    if (zeros == NULL)
-        return pd_raise(a->comm, a->call, MPI_ERR_NO_MEM, "out of memory");
     struct pd_ic_blocks from = { a->recvbuf, a->recvcount, a->recvcounts,
-                                 a->rdispls, a->recvtype, NULL };
-    struct pd_ic_blocks same = { a->sendbuf, a->sendcount, NULL, zeros,
-                                 a->sendtype, NULL };
-    int rc = pd_ic_exchange(a->call, a->comm, &from, &same);
-    free(zeros);
-    return rc;
+                                 a->rdispls, a->recvtype, NULL, false };
+    struct pd_ic_blocks same = { a->sendbuf, a->sendcount, NULL, NULL,
+                                 a->sendtype, NULL, true };
+    return pd_ic_exchange(a->call, a->comm, &from, &same);
 }
 
 int pd_inter_allgather(const char *call, const void *sendbuf, int sendcount,
@@ -407,9 +400,11 @@ int pd_inter_allgather(const char *call, const void *sendbuf, int sendcount,
 static int pd_ic_alltoall(const struct pd_ic_call *a)
 {
     struct pd_ic_blocks from = { a->recvbuf, a->recvcount, a->recvcounts,
-                                 a->rdispls, a->recvtype, a->recvtypes };
+                                 a->rdispls, a->recvtype, a->recvtypes,
+                                 false };
     struct pd_ic_blocks to = { a->sendbuf, a->sendcount, a->sendcounts,
-                               a->sdispls, a->sendtype, a->sendtypes };
+                               a->sdispls, a->sendtype, a->sendtypes,
+                               false };
     return pd_ic_exchange(a->call, a->comm, &from, &to);
 }
 

@@ -417,3 +417,13 @@ void pd_type_unpack(const struct ompi_datatype_t *type, void *buf,
     pd_map_unpack(type->map, type->packed, (ptrdiff_t)type->extent, buf, from,
                   n, stream);
 }
+
+void *pd_type_alloc_items(const struct ompi_datatype_t *type, size_t n,
+                          char **items)
+{
+    size_t span = n == 0 ? 0 : (n - 1) * type->extent + type->true_extent;
+    char *mem = malloc(span ? span : 1);
+    if (mem != NULL)
+        *items = mem - type->true_lb;
+    return mem;
+}

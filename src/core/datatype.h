@@ -102,6 +102,12 @@ void pd_type_contents_get(const struct ompi_datatype_t *type, int *ints,
 void pd_type_retain(struct ompi_datatype_t *type);
 void pd_type_release(struct ompi_datatype_t *type);
 
+/* Memory for n items of type in its own layout (scratch for a
+ * reduction): the block to free, NULL when out of memory; *items is the
+ * address the items start at (the block less true_lb). */
+void *pd_type_alloc_items(const struct ompi_datatype_t *type, size_t n,
+                          char **items);
+
 /* Bytes [from, from + n) of the packed form of items of type at buf
  * (core/typemap.h's engine), out to stream or back from it. */
 void pd_type_pack(const struct ompi_datatype_t *type, const void *buf,

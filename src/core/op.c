@@ -61,11 +61,9 @@ static bool pd_op_allows(enum pd_op_id op, enum pd_type_class cls)
 static void *pd_user_layout(const struct ompi_datatype_t *t, size_t n,
                             const void *packed, char **items)
 {
-    size_t span = n == 0 ? 0 : (n - 1) * t->extent + t->true_extent;
-    char *mem = malloc(span ? span : 1);
+    char *mem = pd_type_alloc_items(t, n, items);
     if (mem == NULL)
         abort(); /* no way to report from inside a kernel */
-    *items = mem - t->true_lb;
     if (packed != NULL)
         pd_type_unpack(t, *items, 0, n * t->packed, packed);
     return mem;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "core/attr.h"
 #include "core/group.h"
 #include "core/runtime.h"
@@ -30,14 +31,6 @@ struct pd_leader_word {
     struct pd_group_note remote;
     char why[sizeof(((struct pd_fail *)0)->msg)];
 };
-
-static void *pd_inter_alloc(size_t bytes, struct pd_fail *fail)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (p == NULL)
-        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
-    return p;
-}
 
 /* Wait for a message request of the leaders' exchange; 0 or -1 (fail set
  * on the first failure only). */
@@ -106,7 +99,7 @@ static int pd_leaders_exchange(struct ompi_communicator_t *peer, int other,
         failed = true;
     }
     if (!failed &&
-        ((*members = pd_inter_alloc((size_t)theirs->size * sizeof(int),
+        ((*members = pd_coll_alloc((size_t)theirs->size * sizeof(int),
                                     fail)) == NULL ||
          pd_inter_recv_exact(peer, other, tag, *members,
                              (size_t)theirs->size * sizeof(int),
@@ -199,7 +192,7 @@ static int pd_inter_build(struct ompi_communicator_t *local_comm,
     const struct ompi_group_t *lg = local_comm->state->group;
     bool low = mine->leader_world < theirs->leader_world;
     int n = lg->size + theirs->size;
-    int *all = pd_inter_alloc((size_t)n * sizeof(int), fail);
+    int *all = pd_coll_alloc((size_t)n * sizeof(int), fail);
     if (all == NULL)
         return fail->errclass;
     int local_first = low ? 0 : theirs->size;
@@ -283,7 +276,7 @@ int pd_intercomm_create(struct ompi_communicator_t *local_comm,
         return fail->errclass;
     }
     if (members == NULL &&
-        (members = pd_inter_alloc((size_t)word.remote.size * sizeof(int),
+        (members = pd_coll_alloc((size_t)word.remote.size * sizeof(int),
                                   fail)) == NULL) {
         /* The others go on into the broadcast: this rank cannot follow. */
         return fail->errclass;
@@ -337,8 +330,8 @@ int pd_intercomm_merge(struct ompi_communicator_t *comm, bool high,
     const struct pd_inter *in = comm->state->inter;
     const struct ompi_group_t *all = in->both->state->group;
     int n = all->size, mine = high;
-    int *highs = pd_inter_alloc((size_t)n * sizeof(int), fail);
-    int *members = pd_inter_alloc((size_t)n * sizeof(int), fail);
+    int *highs = pd_coll_alloc((size_t)n * sizeof(int), fail);
+    int *members = pd_coll_alloc((size_t)n * sizeof(int), fail);
     if (highs == NULL || members == NULL ||
         pd_progress_allgather(in->both, &mine, highs, sizeof(int), fail) !=
             MPI_SUCCESS) {
@@ -438,9 +431,9 @@ int pd_intercomm_split(struct ompi_communicator_t *comm, int color, int key,
     int n = all->size;
     *out = (struct ompi_communicator_t *)MPI_COMM_NULL;
     struct pd_inter_pick mine = { color, key, all->rank };
-    struct pd_inter_pick *picks = pd_inter_alloc((size_t)n * sizeof(*picks),
+    struct pd_inter_pick *picks = pd_coll_alloc((size_t)n * sizeof(*picks),
                                                  fail);
-    int *members = pd_inter_alloc((size_t)n * sizeof(int), fail);
+    int *members = pd_coll_alloc((size_t)n * sizeof(int), fail);
     if (picks == NULL || members == NULL ||
         pd_progress_allgather(in->both, &mine, picks, sizeof(mine), fail) !=
             MPI_SUCCESS) {
