@@ -735,6 +735,54 @@ static void check_flood_then_barrier(void)
            "barrier while the receiver takes them");
 }
 
+/* Ranks 0, 2, ... send 1 MiB to the next rank and wait for the send;
+ * the next rank waits until a probe sees the message (so it is queued as
+ * unexpected), posts its MPI_Irecv and goes on to a barrier without
+ * waiting on it: the data must still be taken while the receiver is in
+ * the barrier, or the sender's MPI_Wait would never return (MPI's
+ * progress rule). With MPI_Ssend too, whose receipt follows the data. */
+static void check_unexpected_then_barrier(void)
+{
+    struct verdict v = {""};
+    enum { N = 256 * 1024 };
+    bool sends = world_rank % 2 == 0 && world_rank + 1 < world_size;
+    bool receives = world_rank % 2 == 1;
+    int *buf = alloc_ints(N);
+    for (int round = 0; round < 2; round++) {
+        const char *send = round == 0 ? "MPI_Isend" : "MPI_Issend";
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (sends) {
+            fill(buf, N, world_rank, world_rank + 1, 40, round);
+            check_rc(&v, send,
+                     (round == 0 ? MPI_Isend : MPI_Issend)(
+                         buf, N, MPI_INT, world_rank + 1, 40, MPI_COMM_WORLD,
+                         &r));
+            check_rc(&v, "MPI_Wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+        }
+        if (receives) {
+            int flag = 0;
+            while (!flag && v.detail[0] == '\0')
+                check_rc(&v, "MPI_Iprobe",
+                         MPI_Iprobe(world_rank - 1, 40, MPI_COMM_WORLD, &flag,
+                                    MPI_STATUS_IGNORE));
+            check_rc(&v, "MPI_Irecv",
+                     MPI_Irecv(buf, N, MPI_INT, world_rank - 1, 40,
+                               MPI_COMM_WORLD, &r));
+        }
+        check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+        if (receives) {
+            check_rc(&v, "MPI_Wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+            if (v.detail[0] == '\0')
+                verify_msg(&v, buf, N, N, world_rank - 1, world_rank, 40,
+                           round, send);
+        }
+    }
+    free(buf);
+    report(&v, "1 MiB MPI_Isend and MPI_Issend completed while their "
+           "receiver, whose MPI_Irecv matched them as unexpected, waits in "
+           "a barrier");
+}
+
 /* ------------------------------------------------------------------ */
 /* Cancellation                                                         */
 /* ------------------------------------------------------------------ */
@@ -1414,6 +1462,7 @@ int main(int argc, char **argv)
     check_truncation();
     check_reverse_large();
     check_flood_then_barrier();
+    check_unexpected_then_barrier();
     check_cancel();
     check_matched_probe();
     check_first_call_on_dup();

@@ -136,8 +136,7 @@ struct pd_posted *pd_p2p_take_posted(struct pd_p2p *p, int src, int tag)
 static void pd_receive_queued(struct pd_posted *posted, struct pd_message *m)
 {
     if (m->rts != NULL) {
-        pd_p2p_shm_fetch(posted, m->src, m->tag, m->rts);
-        free(m->rts);
+        pd_p2p_shm_fetch_later(posted, m->src, m->tag, m->rts);
     } else {
         pd_p2p_fill(posted, m->src, m->tag, m->data, m->bytes);
         free(m->data);

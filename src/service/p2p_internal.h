@@ -98,10 +98,15 @@ void pd_p2p_shm_register(struct pd_p2p *p);
  * what arrives while the program is elsewhere. */
 void pd_p2p_shm_receive_posted(void);
 void pd_p2p_shm_unregister(struct pd_p2p *p);
-/* Complete posted from an RTS (lock held): fetch, acknowledge. Frees
+/* Complete posted from an RTS: fetch, acknowledge. Frees
  * posted, not the RTS. */
 void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,
                       struct pd_rts *rts);
+/* The same for a receive matched to an RTS that waited in the unexpected
+ * queue, by the next poll of any thread or by the helper: the receive
+ * call itself returns at once. Takes the RTS. */
+void pd_p2p_shm_fetch_later(struct pd_posted *posted, int src, int tag,
+                            struct pd_rts *rts);
 /* An RTS nobody will receive (its communicator freed): let the sender
  * go. Frees it. */
 void pd_p2p_shm_drop(struct pd_rts *rts);

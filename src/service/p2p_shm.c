@@ -40,6 +40,14 @@ struct pd_pair_send {
     struct pd_pair_send *next;
 };
 
+/* A receive to fetch from the sender's memory (pd_p2p_shm_fetch_later). */
+struct pd_fetch {
+    struct pd_posted *posted;
+    int src, tag;
+    struct pd_rts *rts;
+    struct pd_fetch *next;
+};
+
 /* A message for a communicator this process has not used yet. */
 struct pd_orphan {
     uint64_t cid;
@@ -69,7 +77,17 @@ static struct {
     pthread_cond_t helper_cond;
     pthread_t helper;
     bool helper_started, helper_stop;
+    /* Polls by the program's threads (in waits, tests, probes): while it
+     * grows, they do the helper's work themselves, and the helper stays
+     * out of their way. */
+    _Atomic uint64_t polls;
+    /* Receives matched, their data not fetched yet: in the order they
+     * matched. */
+    pthread_mutex_t fetch_lock;
+    struct pd_fetch *fetches, **fetches_tail;
 } pd_q = {
+    .fetch_lock = PTHREAD_MUTEX_INITIALIZER,
+    .fetches_tail = &pd_q.fetches,
     .drain_lock = PD_SPIN_LOCK_INIT,
     .known_lock = PTHREAD_MUTEX_INITIALIZER,
     .awaiting_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -229,10 +247,18 @@ static bool pd_receives_posted(void)
     return posted;
 }
 
+static bool pd_fetches_pending(void)
+{
+    return __atomic_load_n(&pd_q.fetches, __ATOMIC_RELAXED) != NULL;
+}
+
 static bool pd_anything_pending(void)
 {
-    return pd_sends_pending() || pd_receives_posted();
+    return pd_sends_pending() || pd_receives_posted() ||
+           pd_fetches_pending();
 }
+
+static bool pd_run_fetches(void);
 
 static bool pd_drain(void);
 
@@ -240,6 +266,7 @@ static void *pd_helper_main(void *arg)
 {
     (void)arg;
     long nap_ns = 50000;
+    uint64_t seen_polls = 0;
     pthread_mutex_lock(&pd_q.helper_lock);
     while (!pd_q.helper_stop) {
         if (!pd_anything_pending()) {
@@ -247,6 +274,20 @@ static void *pd_helper_main(void *arg)
             continue;
         }
         pthread_mutex_unlock(&pd_q.helper_lock);
+        /* A program thread that polls does all this, and a drain here
+         * would hold it up (it copies what the program's thread would
+         * copy, on another processor than the ranks' own). */
+        uint64_t polls = atomic_load_explicit(&pd_q.polls,
+                                              memory_order_relaxed);
+        if (polls != seen_polls) {
+            seen_polls = polls;
+            if (nap_ns < 1000000)
+                nap_ns *= 2;
+            struct timespec nap = { 0, nap_ns };
+            nanosleep(&nap, NULL);
+            pthread_mutex_lock(&pd_q.helper_lock);
+            continue;
+        }
         for (int to = 0; to < pd_q.size; to++) {
             if (pd_q.pending[to] == NULL)
                 continue;
@@ -256,7 +297,8 @@ static void *pd_helper_main(void *arg)
         }
         /* Naps grow while nothing arrives: a receive posted long before
          * its message costs little. */
-        if (pd_drain())
+        bool fetched = pd_run_fetches();
+        if (pd_drain() || fetched)
             nap_ns = 50000;
         else if (nap_ns < 1000000)
             nap_ns *= 2;
@@ -423,6 +465,51 @@ void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,
     pd_p2p_fill(posted, src, tag, NULL, bytes);   /* in place already */
 }
 
+/*
+ * Why later: a program that posts its receives and then its sends (a
+ * window of MPI_Irecv, then of MPI_Isend, as in a halo exchange) would
+ * otherwise copy every message its peer sent early inside MPI_Irecv,
+ * while the peer waits for the sends that come only after that -- the two
+ * ranks' copies would take turns instead of running side by side.
+ */
+void pd_p2p_shm_fetch_later(struct pd_posted *posted, int src, int tag,
+                            struct pd_rts *rts)
+{
+    struct pd_fetch *f = malloc(sizeof(*f));
+    if (f == NULL) {
+        pd_p2p_shm_fetch(posted, src, tag, rts);
+        free(rts);
+        return;
+    }
+    *f = (struct pd_fetch){ posted, src, tag, rts, NULL };
+    pthread_mutex_lock(&pd_q.fetch_lock);
+    *pd_q.fetches_tail = f;
+    pd_q.fetches_tail = &f->next;
+    pthread_mutex_unlock(&pd_q.fetch_lock);
+    pd_helper_kick();               /* the program may not poll soon */
+}
+
+/* The fetches waiting, oldest first. Whether there were any. */
+static bool pd_run_fetches(void)
+{
+    if (!pd_fetches_pending())
+        return false;
+    pthread_mutex_lock(&pd_q.fetch_lock);
+    struct pd_fetch *f = pd_q.fetches;
+    pd_q.fetches = NULL;
+    pd_q.fetches_tail = &pd_q.fetches;
+    pthread_mutex_unlock(&pd_q.fetch_lock);
+    bool any = f != NULL;
+    while (f != NULL) {
+        struct pd_fetch *next = f->next;
+        pd_p2p_shm_fetch(f->posted, f->src, f->tag, f->rts);
+        free(f->rts);
+        free(f);
+        f = next;
+    }
+    return any;
+}
+
 void pd_p2p_shm_drop(struct pd_rts *rts)
 {
     pd_shm_pairs_done(pd_q.pairs, rts->from, &rts->m, rts->name);
@@ -527,7 +614,13 @@ static bool pd_drain(void)
 
 static bool pd_poll(void)
 {
-    bool moved = pd_drain();
+    /* A count the helper reads now and then: no atomic increment. */
+    atomic_store_explicit(&pd_q.polls,
+                          atomic_load_explicit(&pd_q.polls,
+                                               memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    bool moved = pd_run_fetches();
+    moved |= pd_drain();
     pd_p2p_send_receipts();     /* for what the drain matched */
     for (int to = 0; to < pd_q.size; to++) {
         if (pd_q.pending[to] == NULL ||
@@ -671,8 +764,10 @@ int pd_p2p_shm_open(struct pd_fail *fail)
 
 void pd_p2p_shm_close(void)
 {
-    if (pd_q.pairs != NULL)
+    if (pd_q.pairs != NULL) {
+        pd_run_fetches();           /* their senders wait for them */
         pd_request_set_progress(NULL);
+    }
     pthread_mutex_lock(&pd_q.helper_lock);
     pd_q.helper_stop = true;
     bool joined = pd_q.helper_started;
