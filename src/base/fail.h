@@ -10,5 +10,8 @@ struct pd_fail {
 
 void pd_fail_set(struct pd_fail *fail, int errclass, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* *to = *from, copying the reason only as far as it goes (most are
+ * empty; the whole struct is a kilobyte). */
+void pd_fail_copy(struct pd_fail *to, const struct pd_fail *from);
 
 #endif
