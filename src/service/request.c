@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -34,7 +35,8 @@ static struct pd_request_state *pd_state_take(void)
     }
     if (st == NULL)
         return calloc(1, sizeof(*st));
-    memset(st, 0, sizeof(*st));
+    memset(st, 0, offsetof(struct pd_request_state, fail.msg));
+    st->fail.msg[0] = '\0';
     return st;
 }
 

@@ -18,7 +18,6 @@ struct pd_request_state {
     pthread_cond_t done_cond;
     bool done;
     bool user_freed;            /* MPI_Request_free before completion */
-    struct pd_fail fail;        /* fail.errclass MPI_SUCCESS when it worked */
     struct ompi_communicator_t *comm;
     const char *call;
     struct pd_coll coll;            /* a nonblocking collective, or */
@@ -80,6 +79,9 @@ struct pd_request_state {
     void *deferred_args;
     void (*deferred_free)(void *args);
     struct pd_request_state *next;  /* progress queue link */
+    /* fail.errclass MPI_SUCCESS when it worked. Last: a new request
+     * clears what comes before its reason's kilobyte, not the whole. */
+    struct pd_fail fail;
 };
 
 /* A new, not yet started request for call on comm; NULL if out of memory. */
