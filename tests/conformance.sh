@@ -4,7 +4,8 @@
 # every collective with its in-place and v-variants, communicators and
 # groups, nonblocking collectives, point-to-point, handle conversions,
 # Cartesian and graph topologies with the neighbourhood collectives,
-# intercommunicators with their collectives,
+# intercommunicators with their collectives, MPI-1's names for calls
+# deprecated in MPI-2 and removed in MPI-3,
 # info objects, derived datatypes -- at np 1 to 5, so the
 # non-power-of-two paths run too.
 . "$top_srcdir/tests/lib.sh"
@@ -12,7 +13,7 @@
 sizes=${PD_CONFORMANCE_SIZES:-"1 2 3 4 5"}
 for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check \
     requests_check handles_check topo_check neighbor_check info_check \
-    icolls_check datatypes_check intercomm_check; do
+    icolls_check datatypes_check intercomm_check mpi1_check; do
     for np in $sizes; do
         check_tap "$prog at np $np" run_np "$np" "$top_builddir/tests/$prog"
     done

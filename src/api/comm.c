@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/mpi1.h"
 #include "service/comm_create.h"
 #include "service/intercomm.h"
 #include "service/request.h"
@@ -13,6 +14,8 @@
 #pragma weak MPI_Comm_size = PMPI_Comm_size
 #pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
 #pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
+#pragma weak MPI_Errhandler_set = PMPI_Errhandler_set
+#pragma weak MPI_Errhandler_get = PMPI_Errhandler_get
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
@@ -42,9 +45,9 @@ static bool pd_errhandler_is_usable(MPI_Errhandler handler)
            handler->kind != PD_ERRH_NULL;
 }
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+static int pd_comm_set_errhandler(const char *call, MPI_Comm comm,
+                                  MPI_Errhandler errhandler)
 {
-    static const char call[] = "MPI_Comm_set_errhandler";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     if (!pd_errhandler_is_usable(errhandler))
@@ -63,15 +66,38 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    static const char call[] = "MPI_Comm_get_errhandler";
+    return pd_comm_set_errhandler("MPI_Comm_set_errhandler", comm,
+                                  errhandler);
+}
+
+static int pd_comm_get_errhandler(const char *call, MPI_Comm comm,
+                                  MPI_Errhandler *errhandler)
+{
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_comm(comm, call));
     if (errhandler == NULL)
         return pd_raise(comm, call, MPI_ERR_ARG, "errhandler is NULL");
     *errhandler = __atomic_load_n(&comm->errhandler, __ATOMIC_ACQUIRE);
     return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return pd_comm_get_errhandler("MPI_Comm_get_errhandler", comm,
+                                  errhandler);
+}
+
+/* MPI-1's names (api/mpi1.h). */
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return pd_comm_set_errhandler("MPI_Errhandler_set", comm, errhandler);
+}
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return pd_comm_get_errhandler("MPI_Errhandler_get", comm, errhandler);
 }
 
 /* --- creating and freeing communicators ----------------------------- */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/mpi1.h"
 #include "core/handles.h"
 
 #pragma weak MPI_Error_string = PMPI_Error_string
@@ -14,6 +15,7 @@
 #pragma weak MPI_Add_error_code = PMPI_Add_error_code
 #pragma weak MPI_Add_error_string = PMPI_Add_error_string
 #pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+#pragma weak MPI_Errhandler_create = PMPI_Errhandler_create
 #pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
 #pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
 
@@ -83,10 +85,10 @@ int PMPI_Add_error_string(int errorcode, const char *string)
 static struct ompi_errhandler_t *pd_user_handlers;
 static pthread_mutex_t pd_user_handlers_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
-                                MPI_Errhandler *errhandler)
+static int pd_comm_create_errhandler(const char *call,
+                                     MPI_Comm_errhandler_function *function,
+                                     MPI_Errhandler *errhandler)
 {
-    static const char call[] = "MPI_Comm_create_errhandler";
     PD_CHECK(pd_check_active(call));
     if (function == NULL || errhandler == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
@@ -104,6 +106,21 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
     pthread_mutex_unlock(&pd_user_handlers_lock);
     *errhandler = h;
     return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
+                                MPI_Errhandler *errhandler)
+{
+    return pd_comm_create_errhandler("MPI_Comm_create_errhandler", function,
+                                     errhandler);
+}
+
+/* MPI-1's name (api/mpi1.h); MPI_Handler_function has the same shape. */
+int PMPI_Errhandler_create(MPI_Handler_function *function,
+                           MPI_Errhandler *errhandler)
+{
+    return pd_comm_create_errhandler("MPI_Errhandler_create", function,
+                                     errhandler);
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)

@@ -6,11 +6,13 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/mpi1.h"
 
 #pragma weak MPI_Pack = PMPI_Pack
 #pragma weak MPI_Unpack = PMPI_Unpack
 #pragma weak MPI_Pack_size = PMPI_Pack_size
 #pragma weak MPI_Get_address = PMPI_Get_address
+#pragma weak MPI_Address = PMPI_Address
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
 #pragma weak MPI_Pack_external = PMPI_Pack_external
 #pragma weak MPI_Unpack_external = PMPI_Unpack_external
@@ -84,14 +86,24 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
     return MPI_SUCCESS;
 }
 
-int PMPI_Get_address(const void *location, MPI_Aint *address)
+static int pd_get_address(const char *call, const void *location,
+                          MPI_Aint *address)
 {
-    static const char call[] = "MPI_Get_address";
     PD_CHECK(pd_check_active(call));
     if (address == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "address is NULL");
     *address = (MPI_Aint)(uintptr_t)location;
     return MPI_SUCCESS;
+}
+
+int PMPI_Get_address(const void *location, MPI_Aint *address)
+{
+    return pd_get_address("MPI_Get_address", location, address);
+}
+
+int PMPI_Address(void *location, MPI_Aint *address)
+{
+    return pd_get_address("MPI_Address", location, address);
 }
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,

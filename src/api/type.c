@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/mpi1.h"
 #include "core/attr.h"
 
 #pragma weak MPI_Type_size = PMPI_Type_size
@@ -17,6 +18,9 @@
 #pragma weak MPI_Type_free = PMPI_Type_free
 #pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
 #pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+#pragma weak MPI_Type_extent = PMPI_Type_extent
+#pragma weak MPI_Type_lb = PMPI_Type_lb
+#pragma weak MPI_Type_ub = PMPI_Type_ub
 #pragma weak MPI_Get_count = PMPI_Get_count
 #pragma weak MPI_Get_elements = PMPI_Get_elements
 #pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
@@ -136,6 +140,38 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
         *extent = (MPI_Aint)e;
     }
     return rc;
+}
+
+/* MPI-1's extent queries (api/mpi1.h), one bound each. */
+enum pd_bound { PD_BOUND_LB, PD_BOUND_UB, PD_BOUND_EXTENT };
+
+static int pd_mpi1_bound(const char *call, MPI_Datatype type,
+                         enum pd_bound which, MPI_Aint *out, const char *what)
+{
+    MPI_Count lb = 0, extent = 0;
+    PD_CHECK(pd_extent(call, type, false, true, true, &lb, &extent));
+    if (out == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL", what);
+    *out = (MPI_Aint)(which == PD_BOUND_LB   ? lb
+                      : which == PD_BOUND_UB ? lb + extent
+                                             : extent);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_extent(MPI_Datatype type, MPI_Aint *extent)
+{
+    return pd_mpi1_bound("MPI_Type_extent", type, PD_BOUND_EXTENT, extent,
+                         "extent");
+}
+
+int PMPI_Type_lb(MPI_Datatype type, MPI_Aint *lb)
+{
+    return pd_mpi1_bound("MPI_Type_lb", type, PD_BOUND_LB, lb, "lb");
+}
+
+int PMPI_Type_ub(MPI_Datatype mtype, MPI_Aint *ub)
+{
+    return pd_mpi1_bound("MPI_Type_ub", mtype, PD_BOUND_UB, ub, "ub");
 }
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,

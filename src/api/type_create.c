@@ -8,11 +8,15 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/mpi1.h"
 #include "core/attr.h"
 
 #pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
 #pragma weak MPI_Type_vector = PMPI_Type_vector
 #pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+#pragma weak MPI_Type_hvector = PMPI_Type_hvector
+#pragma weak MPI_Type_hindexed = PMPI_Type_hindexed
+#pragma weak MPI_Type_struct = PMPI_Type_struct
 #pragma weak MPI_Type_indexed = PMPI_Type_indexed
 #pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
 #pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
@@ -133,16 +137,32 @@ int PMPI_Type_vector(int count, int blocklength, int stride,
                      MPI_COMBINER_VECTOR, ints, 3, NULL, 0);
 }
 
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
-                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+static int pd_hvector(const char *call, int count, int blocklength,
+                      MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
 {
-    static const char call[] = "MPI_Type_create_hvector";
     PD_CHECK(pd_check_new(call, count, newtype));
     PD_CHECK(pd_check_count(NULL, call, blocklength, "blocklength"));
     PD_CHECK(pd_check_old(call, oldtype, "oldtype"));
     int ints[2] = { count, blocklength };
     return pd_vector(call, count, blocklength, (ptrdiff_t)stride, oldtype,
                      newtype, MPI_COMBINER_HVECTOR, ints, 2, &stride, 1);
+}
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return pd_hvector("MPI_Type_create_hvector", count, blocklength, stride,
+                      oldtype, newtype);
+}
+
+/* MPI-1's names (api/mpi1.h) for the h- forms and struct: the same types,
+ * described by the same combiners. */
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
+                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return pd_hvector("MPI_Type_hvector", count, blocklength, stride,
+                      oldtype, newtype);
 }
 
 /* The indexed family: block i is lens[i] (or len) items at idispls[i]
@@ -264,6 +284,18 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                                 newtype);
 }
 
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
+                       MPI_Aint array_of_displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    struct pd_indexed x = { "MPI_Type_hindexed", count,
+                            array_of_blocklengths, 0, NULL,
+                            array_of_displacements, NULL, oldtype };
+    return pd_indexed_with_ints(&x, MPI_COMBINER_HINDEXED,
+                                array_of_blocklengths, count, NULL, 0,
+                                newtype);
+}
+
 int PMPI_Type_create_indexed_block(int count, int blocklength,
                                    const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
@@ -295,6 +327,17 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     struct pd_indexed x = { "MPI_Type_create_struct", count,
                             array_of_blocklengths, 0, NULL,
                             array_of_displacements, array_of_types, NULL };
+    return pd_indexed_with_ints(&x, MPI_COMBINER_STRUCT, array_of_blocklengths,
+                                count, NULL, 0, newtype);
+}
+
+int PMPI_Type_struct(int count, int array_of_blocklengths[],
+                     MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    struct pd_indexed x = { "MPI_Type_struct", count, array_of_blocklengths,
+                            0, NULL, array_of_displacements, array_of_types,
+                            NULL };
     return pd_indexed_with_ints(&x, MPI_COMBINER_STRUCT, array_of_blocklengths,
                                 count, NULL, 0, newtype);
 }

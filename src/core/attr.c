@@ -72,6 +72,12 @@ bool pd_keyval_is_user(enum pd_attr_kind kind, int keyval)
     return pd_keyval_lookup(keyval, &kv) && kv.live && kv.kind == kind;
 }
 
+bool pd_keyval_is_known(enum pd_attr_kind kind, int keyval)
+{
+    struct pd_keyval kv;
+    return pd_keyval_lookup(keyval, &kv) && kv.kind == kind;
+}
+
 bool pd_keyval_is_predefined(int keyval)
 {
     switch (keyval) {

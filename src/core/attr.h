@@ -19,6 +19,10 @@ int pd_keyval_create(enum pd_attr_kind kind,
 /* -1 if keyval is not one of pd_keyval_create's live keyvals of kind. */
 int pd_keyval_free(enum pd_attr_kind kind, int keyval);
 bool pd_keyval_is_user(enum pd_attr_kind kind, int keyval);
+/* One of pd_keyval_create's keyvals of kind, freed or not: an attribute
+ * set under a keyval outlives the keyval's MPI_Comm_free_keyval, and may
+ * still be read and deleted through it (MPI-1 5.7.1, MPI-4.1 7.7.2). */
+bool pd_keyval_is_known(enum pd_attr_kind kind, int keyval);
 bool pd_keyval_is_predefined(int keyval);
 
 /* handle is a communicator or a datatype, as kind says. An MPI error
