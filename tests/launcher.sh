@@ -1,7 +1,8 @@
 #!/bin/sh
 # pdmpirun: environment, output options, argument errors, and failure
 # propagation -- one rank fails, pdmpirun names it, the others are gone,
-# and pdmpirun's status is the failing rank's.
+# and pdmpirun's status is the failing rank's; --verbose and the world
+# forming.
 . "$top_srcdir/tests/lib.sh"
 pd_tmpdir
 
@@ -81,10 +82,23 @@ check "missing program -> status 127 (got $rc)" test "$rc" -eq 127
 check "missing program named" grep -q "/nonexistent/program" "$PD_TMP/noexec"
 help=$("$PDMPIRUN" --help 2>&1)
 missing=""
-for opt in -np --backend --log-dir --tag-output --timeout --help; do
+for opt in -np --backend --log-dir --tag-output --timeout --verbose --help; do
     echo "$help" | grep -q -- "$opt" || missing="$missing $opt"
 done
 check "--help documents every option${missing:+ (missing:$missing)}" test -z "$missing"
+
+# --verbose shows the world forming: an MPI program's ranks reach the
+# store and pdmpirun says so; programs that never call MPI_Init are named
+# as missing, once a second, while the job runs. Without it, not a word.
+run_np 2 --verbose "$top_builddir/tests/p2p_check" > /dev/null 2> "$PD_TMP/verbose"
+check "--verbose: the world formed, 2 ranks on 1 host" \
+    grep -q "^pdmpirun: world formed: all 2 ranks reached the store on 1 host within [0-9.]* s$" "$PD_TMP/verbose"
+PDMPI_DEBUG=info run_np 2 sh -c 'sleep 1.5' > /dev/null 2> "$PD_TMP/forming"
+check "PDMPI_DEBUG=info: ranks that never reach the store are named" \
+    grep -q "^pdmpirun: world forming, [0-9.]* s: 0 of 2 ranks reached the store; host 0: 0 of 2 (waiting for rank 0, 1)$" "$PD_TMP/forming"
+run_np 2 sh -c 'sleep 1.5' > /dev/null 2> "$PD_TMP/quiet"
+check "without --verbose pdmpirun says nothing of it" \
+    sh -c "! grep -q 'world' '$PD_TMP/quiet'"
 
 # A device backend this build lacks: one line, non-zero, from MPI_Init.
 run_np 2 --backend nccl "$top_builddir/examples/trainer" > "$PD_TMP/nccl" 2>&1

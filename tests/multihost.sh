@@ -3,7 +3,8 @@
 # pair, on addresses this test creates. The same world_check and
 # coll_check programs run through pdmpirun --nnodes 2 and through
 # PaddlePaddle-style variables (2 + 2 and 3 + 1 ranks); local ranks,
-# local sizes, host counts and MPI_COMM_TYPE_SHARED must follow the hosts.
+# local sizes, host counts and MPI_COMM_TYPE_SHARED must follow the hosts;
+# pdmpirun --verbose names a host that never joins.
 # Needs root and a kernel that allows network namespaces; skipped with the
 # reason otherwise.
 . "$top_srcdir/tests/lib.sh"
@@ -107,6 +108,15 @@ echo "# store listening at: $listening"
 check "the store listens on the master's address alone ($listening)" \
     [ "$listening" = "$addr_a:$port" ]
 wait "$waiter"
+
+# --verbose on host 0 of a job whose host 1 never starts: within a
+# second or two it names host 1 and its ranks as missing.
+port=$(ip netns exec "$ns_a" "$PD_FREE_PORT" "$addr_a")
+PDMPI_TIMEOUT=60 ip netns exec "$ns_a" timeout -k 5 4 "$PDMPIRUN" --verbose \
+    --nnodes 2 --node-rank 0 --master "$addr_a:$port" -np 2 "$world_check" \
+    > "$PD_TMP/census" 2>&1
+check "--verbose names the host that never joined (host 1: ranks 2, 3)" \
+    grep -q "^pdmpirun: world forming, [0-9.]* s: 2 of 4 ranks reached the store; host 0: 2 of 2, host 1: 0 of 2 (waiting for rank 2, 3)$" "$PD_TMP/census"
 
 # PDMPI_JOB_SECRET: the same on both hosts, the job forms; different,
 # host 1's ranks are refused by the store as another job's.

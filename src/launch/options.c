@@ -3,6 +3,7 @@
 #include "pdmpirun.h"
 
 #include <limits.h>
+#include <strings.h>
 #include <stdarg.h>
 
 #include "boot/env.h"
@@ -56,6 +57,10 @@ static void print_help(void)
 "  --devices LIST       device ids, one per rank (e.g. 0,1,2,3): rank I on\n"
 "                       this host uses the I-th (sets PDMPI_DEVICE); -np\n"
 "                       defaults to their number\n"
+"  -v, --verbose        show the world forming: once a second until every\n"
+"                       rank has reached the store, how many have, per host,\n"
+"                       and which are missing (also with PDMPI_DEBUG=info\n"
+"                       or trace in pdmpirun's environment)\n"
 "  -h, --help           show this help and exit\n"
 "  --version            show the version and exit\n"
 "\n"
@@ -277,6 +282,8 @@ void pd_parse_args(int argc, char **argv, struct pd_options *o)
         }
         if (strcmp(arg, "--tag-output") == 0)
             o->tag_output = 1;
+        else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0)
+            o->verbose = 1;
         else if (strcmp(arg, "--dropin") == 0)
             o->dropin_dir = find_dropin_dir();
         else if ((value = option_value(argc, argv, &i, "-np --np -n")) != NULL)
@@ -324,6 +331,11 @@ void pd_parse_args(int argc, char **argv, struct pd_options *o)
         usage_error("--nnodes %d x -np %d is more ranks than pdmpirun "
                     "supports (%d)", o->nnodes, o->nranks, PD_MAX_RANKS);
     o->program_argv = argv + i;
+    /* The ranks' own level of detail asks for the launcher's too. */
+    const char *debug = getenv("PDMPI_DEBUG");
+    if (debug != NULL && (strcasecmp(debug, "info") == 0 ||
+                          strcasecmp(debug, "trace") == 0))
+        o->verbose = 1;
 }
 
 int64_t pd_kill_grace_ms(void)

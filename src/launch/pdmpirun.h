@@ -28,6 +28,7 @@ struct pd_options {
     const char *backend;      /* NULL: not given */
     const char *log_dir;      /* NULL: not given */
     int tag_output;
+    int verbose;              /* --verbose: show the world forming */
     double timeout_s;         /* 0: no timeout */
     int nnodes;               /* hosts in the job (--nnodes, default 1) */
     int node_rank;            /* this host's index (--node-rank) */
@@ -92,6 +93,14 @@ static inline int pd_global_rank(const struct pd_job *job, int local)
 
 /* pdmpirun.c */
 void pd_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* census.c: the world forming, once a second (--verbose; host 0 only:
+ * NULL otherwise). */
+struct pd_census;
+struct pd_census *pd_census_start(const struct pd_job *job);
+int64_t pd_census_next_ms(const struct pd_census *c);   /* 0: none */
+void pd_census_tick(struct pd_census *c, int64_t now);
+void pd_census_stop(struct pd_census *c);
 
 /* options.c */
 void pd_parse_args(int argc, char **argv, struct pd_options *o);

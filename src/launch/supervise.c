@@ -207,9 +207,9 @@ static void check_timers(struct pd_job *job, int64_t now)
 }
 
 static int next_timeout_ms(const struct pd_job *job, int64_t now,
-                           int64_t linger_until)
+                           int64_t linger_until, int64_t census_at)
 {
-    int64_t next = 0;
+    int64_t next = census_at;
     if (!job->terminating && job->deadline_ms)
         next = job->deadline_ms;
     if (job->kill_at_ms && (next == 0 || job->kill_at_ms < next))
@@ -223,7 +223,7 @@ static int next_timeout_ms(const struct pd_job *job, int64_t now,
     return next - now > 60000 ? 60000 : (int)(next - now);
 }
 
-static void run_event_loop(struct pd_job *job)
+static void run_event_loop(struct pd_job *job, struct pd_census *census)
 {
     struct pollfd *pfds = calloc(job->nstreams + 1, sizeof *pfds);
     struct pd_stream **polled = calloc(job->nstreams + 1, sizeof *polled);
@@ -252,7 +252,8 @@ static void run_event_loop(struct pd_job *job)
             linger_until = now + PD_DRAIN_LINGER_MS;
         if (linger_until && now >= linger_until)
             break; /* a rank's leftover child still holds its pipe */
-        int ready = poll(pfds, n, next_timeout_ms(job, now, linger_until));
+        int ready = poll(pfds, n, next_timeout_ms(job, now, linger_until,
+                                                  pd_census_next_ms(census)));
         if (ready < 0 && errno != EINTR) {
             pd_say("poll: %s", strerror(errno));
             break;
@@ -263,6 +264,8 @@ static void run_event_loop(struct pd_job *job)
         if (ready > 0 && pfds[0].revents)
             drain_signal_pipe(job);
         check_timers(job, pd_net_now_ms());
+        if (!job->terminating)
+            pd_census_tick(census, pd_net_now_ms());
     }
     for (size_t i = 0; i < job->nstreams; i++)
         pd_stream_close(&job->streams[i]);
@@ -315,7 +318,9 @@ void pd_supervise(struct pd_job *job)
         }
     }
     pd_check_execs(job);
-    run_event_loop(job);
+    struct pd_census *census = pd_census_start(job);
+    run_event_loop(job, census);
+    pd_census_stop(census);
     kill_and_reap_stragglers(job);
     sweep_segments(job);
 }
