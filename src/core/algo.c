@@ -37,37 +37,8 @@
  * between ranks in the last bits, and its classic bcube wrong sums at
  * np 3.
  */
-#include <string.h>
-
 #include "core/algo.h"
 #include "core/runtime.h"
-
-int pd_algo_parse(const char *text, enum pd_algo *algo)
-{
-    if (strcmp(text, "auto") == 0)
-        *algo = PD_ALGO_DEFAULT;
-    else if (strcmp(text, "ring") == 0)
-        *algo = PD_ALGO_RING;
-    else if (strcmp(text, "bcube") == 0)
-        *algo = PD_ALGO_BCUBE;
-    else if (strcmp(text, "pipelined") == 0)
-        *algo = PD_ALGO_PIPELINED;
-    else
-        return -1;
-    return 0;
-}
-
-const char *pd_algo_name(enum pd_algo algo)
-{
-    switch (algo) {
-    case PD_ALGO_RING: return "ring";
-    case PD_ALGO_BCUBE: return "bcube";
-    case PD_ALGO_BINOMIAL: return "binomial";
-    case PD_ALGO_CARRIED: return "in the agreement";
-    case PD_ALGO_PIPELINED: return "pipelined";
-    default: return "default";
-    }
-}
 
 enum pd_algo pd_algo_allreduce(int size, size_t bytes)
 {

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "boot/env.h"
 #include "core/algo.h"
 #include "core/config.h"
 #include "base/log.h"
@@ -32,21 +31,6 @@ static int pd_copy_bounded(const char *name, const char *text, char *dst,
     return 0;
 }
 
-/* An on/off variable: unset or empty keeps *out; "0" or "1" sets it. */
-static int pd_parse_switch(const char *name, int *out, char *err,
-                           size_t errlen)
-{
-    const char *v = getenv(name);
-    if (v == NULL || v[0] == '\0')
-        return 0;
-    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-        snprintf(err, errlen, "%s=%s is not 0 or 1", name, v);
-        return -1;
-    }
-    *out = v[0] == '1';
-    return 0;
-}
-
 /* A whole decimal number in [min, max], or -1. */
 static int pd_parse_long(const char *text, long min, long max, long *out)
 {
@@ -59,52 +43,165 @@ static int pd_parse_long(const char *text, long min, long max, long *out)
     return 0;
 }
 
-static int pd_config_load_shm(struct pd_config *c, char *err, size_t errlen)
+/* ---- one loader per variable: value is set and non-empty ------------- */
+
+#define PD_LOADER(fn) \
+    static int fn(const char *name, const char *v, struct pd_config *c, \
+                  char *err, size_t errlen)
+
+/* "0" or "1" into the int at offset. */
+static int pd_load_switch(const char *name, const char *v, int *out,
+                          char *err, size_t errlen)
 {
-    if (pd_parse_switch("PDMPI_SHM", &c->shm, err, errlen) != 0)
-        return -1;
-    const char *v = getenv("PDMPI_SHM_SPIN");
-    if (v != NULL && v[0] != '\0' &&
-        pd_parse_long(v, 0, 1000000000L, &c->shm_spin) != 0) {
-        snprintf(err, errlen, "PDMPI_SHM_SPIN=%s is not a number of "
-                 "microseconds in [0, 1000000000]", v);
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+        snprintf(err, errlen, "%s=%s is not 0 or 1", name, v);
         return -1;
     }
-    v = getenv("PDMPI_SHM_CHUNK");
+    *out = v[0] == '1';
+    return 0;
+}
+
+PD_LOADER(pd_load_debug)
+{
+    (void)name;
+    if (pd_parse_debug(v, &c->debug_level) == 0)
+        return 0;
+    snprintf(err, errlen, "PDMPI_DEBUG=%s is not one of none, warn, info, "
+             "trace", v);
+    return -1;
+}
+
+PD_LOADER(pd_load_timeout)
+{
+    (void)name;
+    errno = 0;
+    char *end = NULL;
+    double seconds = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(seconds > 0) ||
+        seconds > 86400.0 * 7) {
+        snprintf(err, errlen, "PDMPI_TIMEOUT=%s is not a number of seconds "
+                 "in (0, 604800]", v);
+        return -1;
+    }
+    c->timeout_ms = (int)(seconds * 1000.0);
+    if (c->timeout_ms < 1)
+        c->timeout_ms = 1;
+    return 0;
+}
+
+PD_LOADER(pd_load_backend)
+{
+    (void)name;
+    if (strcmp(v, "gloo") != 0 && strcmp(v, "nccl") != 0 &&
+        strcmp(v, "bkcl") != 0 && strcmp(v, "auto") != 0) {
+        snprintf(err, errlen,
+                 "PDMPI_BACKEND=%s is not one of gloo, nccl, bkcl, auto", v);
+        return -1;
+    }
+    strcpy(c->backend, v);
+    return 0;
+}
+
+PD_LOADER(pd_load_ifname)
+{
+    return pd_copy_bounded(name, v, c->socket_ifname,
+                           sizeof(c->socket_ifname), err, errlen);
+}
+
+PD_LOADER(pd_load_launcher)
+{
+    return pd_copy_bounded(name, v, c->launcher, sizeof(c->launcher), err,
+                           errlen);
+}
+
+PD_LOADER(pd_load_stats)
+{
+    return pd_load_switch(name, v, &c->stats, err, errlen);
+}
+
+PD_LOADER(pd_load_check)
+{
+    return pd_load_switch(name, v, &c->check, err, errlen);
+}
+
+PD_LOADER(pd_load_algo)
+{
+    (void)name;
+    if (pd_algo_parse(v, &c->algo_allreduce) == 0)
+        return 0;
+    snprintf(err, errlen, "PDMPI_ALGO_ALLREDUCE=%s is not one of auto, "
+             "pipelined, ring, bcube", v);
+    return -1;
+}
+
+PD_LOADER(pd_load_fallback)
+{
+    (void)name;
+    if (strcmp(v, "stage") != 0 && strcmp(v, "error") != 0) {
+        snprintf(err, errlen,
+                 "PDMPI_DEVICE_FALLBACK=%s is not one of stage, error", v);
+        return -1;
+    }
+    c->device_fallback_error = strcmp(v, "error") == 0;
+    return 0;
+}
+
+PD_LOADER(pd_load_shm)
+{
+    return pd_load_switch(name, v, &c->shm, err, errlen);
+}
+
+PD_LOADER(pd_load_shm_spin)
+{
+    (void)name;
+    if (pd_parse_long(v, 0, 1000000000L, &c->shm_spin) == 0)
+        return 0;
+    snprintf(err, errlen, "PDMPI_SHM_SPIN=%s is not a number of "
+             "microseconds in [0, 1000000000]", v);
+    return -1;
+}
+
+PD_LOADER(pd_load_shm_chunk)
+{
+    (void)name;
     long chunk;
-    if (v != NULL && v[0] != '\0') {
-        if (pd_parse_long(v, (long)PD_MIN_SHM_CHUNK, (long)PD_MAX_SHM_CHUNK,
-                          &chunk) != 0 || chunk % 64 != 0) {
-            snprintf(err, errlen, "PDMPI_SHM_CHUNK=%s is not a number of bytes "
-                     "in [%zu, %zu] divisible by 64", v, PD_MIN_SHM_CHUNK,
-                     PD_MAX_SHM_CHUNK);
-            return -1;
-        }
-        c->shm_chunk = (size_t)chunk;
-        c->shm_chunk_set = 1;
+    if (pd_parse_long(v, (long)PD_MIN_SHM_CHUNK, (long)PD_MAX_SHM_CHUNK,
+                      &chunk) != 0 || chunk % 64 != 0) {
+        snprintf(err, errlen, "PDMPI_SHM_CHUNK=%s is not a number of bytes "
+                 "in [%zu, %zu] divisible by 64", v, PD_MIN_SHM_CHUNK,
+                 PD_MAX_SHM_CHUNK);
+        return -1;
     }
-    v = getenv("PDMPI_SHM_P2P");
-    if (v != NULL && v[0] != '\0') {
-        if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
-            c->shm_p2p = v[0] == '1' ? PD_SHM_P2P_ON : PD_SHM_P2P_OFF;
-        } else if (strcmp(v, "copy") == 0) {
-            c->shm_p2p = PD_SHM_P2P_COPY;
-        } else {
-            snprintf(err, errlen, "PDMPI_SHM_P2P=%s is not one of 0, 1, copy",
-                     v);
-            return -1;
-        }
+    c->shm_chunk = (size_t)chunk;
+    c->shm_chunk_set = 1;
+    return 0;
+}
+
+PD_LOADER(pd_load_shm_p2p)
+{
+    (void)name;
+    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+        c->shm_p2p = v[0] == '1' ? PD_SHM_P2P_ON : PD_SHM_P2P_OFF;
+    } else if (strcmp(v, "copy") == 0) {
+        c->shm_p2p = PD_SHM_P2P_COPY;
+    } else {
+        snprintf(err, errlen, "PDMPI_SHM_P2P=%s is not one of 0, 1, copy",
+                 v);
+        return -1;
     }
-    v = getenv("PDMPI_SHM_STREAM");
+    return 0;
+}
+
+PD_LOADER(pd_load_shm_stream)
+{
+    (void)name;
     long stream;
-    if (v != NULL && v[0] != '\0') {
-        if (pd_parse_long(v, 0, (long)PD_MAX_SHM_CHUNK, &stream) != 0) {
-            snprintf(err, errlen, "PDMPI_SHM_STREAM=%s is not a number of "
-                     "bytes in [0, %zu]", v, PD_MAX_SHM_CHUNK);
-            return -1;
-        }
-        c->shm_stream = (size_t)stream;
+    if (pd_parse_long(v, 0, (long)PD_MAX_SHM_CHUNK, &stream) != 0) {
+        snprintf(err, errlen, "PDMPI_SHM_STREAM=%s is not a number of bytes "
+                 "in [0, %zu]", v, PD_MAX_SHM_CHUNK);
+        return -1;
     }
+    c->shm_stream = (size_t)stream;
     return 0;
 }
 
@@ -119,6 +216,90 @@ static const struct {
     { "PDMPI_XPURT_LIB", offsetof(struct pd_config, xpurt_lib) },
 };
 
+PD_LOADER(pd_load_lib)
+{
+    char *path = (char *)pd_config_lib_path(c, name);
+    return pd_copy_bounded(name, v, path, sizeof(c->nccl_lib), err, errlen);
+}
+
+#undef PD_LOADER
+
+/*
+ * Every PDMPI_* variable, in the order MPI_Init reads them: the library
+ * validates each through its loader, and pdmpi_info lists this table, so
+ * the two cannot drift. Variables read elsewhere (pdmpirun's, the
+ * compiler wrappers') have no loader here; those a launcher sets
+ * for its ranks (PDMPI_RANK, PDMPI_STORE, ...) are not configuration.
+ */
+static const struct pd_config_var pd_vars[] = {
+    { "PDMPI_DEBUG", "warn", "none, warn, info or trace: what the library "
+      "logs (info: how the world formed, once; trace: every collective)",
+      pd_load_debug },
+    { "PDMPI_TIMEOUT", "300", "seconds that bound every wait: the store, "
+      "forming connections, every collective and blocking receive",
+      pd_load_timeout },
+    { "PDMPI_BACKEND", "auto", "gloo, nccl, bkcl or auto: the collective "
+      "backend (over the launcher's PADDLE_DISTRI_BACKEND)", pd_load_backend },
+    { "PDMPI_SOCKET_IFNAME", "", "network interface for gloo's connections "
+      "and a store served by rank 0 (else GLOO_SOCKET_IFNAME)",
+      pd_load_ifname },
+    { "GLOO_SOCKET_IFNAME", "", "read when PDMPI_SOCKET_IFNAME is unset",
+      pd_load_ifname },
+    { "PDMPI_LAUNCHER", "auto", "force a launcher: auto, pdmpirun, paddle, "
+      "pmix, pmi1, slurm, singleton", pd_load_launcher },
+    { "PDMPI_STATS", "0", "1: rank 0 prints a table of the collectives at "
+      "MPI_Finalize", pd_load_stats },
+    { "PDMPI_CHECK", "0", "1: the ranks compare every collective's "
+      "arguments before it runs", pd_load_check },
+    { "PDMPI_ALGO_ALLREDUCE", "auto", "auto, pipelined, ring or bcube: the "
+      "allreduce algorithm over gloo", pd_load_algo },
+    { "PDMPI_DEVICE_FALLBACK", "stage", "stage or error: device buffers the "
+      "device library cannot take go through the host, or fail",
+      pd_load_fallback },
+    { "PDMPI_SHM", "1", "0: no shared-memory collectives (gloo alone)",
+      pd_load_shm },
+    { "PDMPI_SHM_SPIN", "automatic", "microseconds a waiting rank polls "
+      "before yielding", pd_load_shm_spin },
+    { "PDMPI_SHM_CHUNK", "262144", "bytes per rank per step of the "
+      "shared-memory path (4096-67108864, a multiple of 64)",
+      pd_load_shm_chunk },
+    { "PDMPI_SHM_P2P", "1", "point-to-point on one host: 1 shared memory, "
+      "copy through shared files, 0 over gloo", pd_load_shm_p2p },
+    { "PDMPI_SHM_STREAM", "131072", "bytes from which pieces go into shared "
+      "memory with non-temporal stores; 0: never", pd_load_shm_stream },
+    { "PDMPI_NCCL_LIB", "libnccl.so.2", "the NCCL library to load",
+      pd_load_lib },
+    { "PDMPI_CUDART_LIB", "libcudart.so.13", "the CUDA runtime to load",
+      pd_load_lib },
+    { "PDMPI_BKCL_LIB", "libbkcl.so", "the BKCL library to load",
+      pd_load_lib },
+    { "PDMPI_XPURT_LIB", "libxpurt.so", "the XPU runtime to load",
+      pd_load_lib },
+    { "PDMPI_DEVICE", "", "this rank's device id (pdmpirun --devices); "
+      "else FLAGS_selected_gpus/xpus, else the local rank", NULL },
+    { "PDMPI_MASTER_ADDR", "", "where rank 0 serves the store in a Slurm "
+      "step without PMI (with PDMPI_MASTER_PORT)", NULL },
+    { "PDMPI_MASTER_PORT", "", "see PDMPI_MASTER_ADDR", NULL },
+    { "PDMPI_JOB_SECRET", "", "a secret every rank shares: only its holders "
+      "may join the job's store", NULL },
+    { "PDMPI_KILL_GRACE", "3", "seconds pdmpirun waits after SIGTERM "
+      "before SIGKILL", NULL },
+    { "PDMPI_DROPIN_DIR", "", "the folder whose libmpi.so.40 pdmpirun "
+      "--dropin puts first on LD_LIBRARY_PATH", NULL },
+    { "PDMPI_CC", "", "the C compiler pdmpicc runs", NULL },
+    { "PDMPI_CXX", "", "the C++ compiler pdmpicxx runs", NULL },
+    { "PDMPICC_LIBDIR", "", "where the compiler wrappers find libpdmpi "
+      "(else the install's libdir)", NULL },
+    { "PDMPICC_INCDIR", "", "where the compiler wrappers find pdmpi.h "
+      "(else the install's includedir)", NULL },
+};
+
+const struct pd_config_var *pd_config_vars(size_t *count)
+{
+    *count = sizeof(pd_vars) / sizeof(pd_vars[0]);
+    return pd_vars;
+}
+
 int pd_config_load(struct pd_config *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
@@ -131,87 +312,16 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     c->shm_chunk = PD_DEFAULT_SHM_CHUNK;
     c->shm_stream = PD_DEFAULT_SHM_STREAM;
     c->shm_p2p = PD_SHM_P2P_ON;
-
-    const char *v = getenv("PDMPI_DEBUG");
-    if (v != NULL && v[0] != '\0' && pd_parse_debug(v, &c->debug_level) != 0) {
-        snprintf(err, errlen,
-                 "PDMPI_DEBUG=%s is not one of none, warn, info, trace", v);
-        return -1;
-    }
-
-    v = getenv("PDMPI_TIMEOUT");
-    if (v != NULL && v[0] != '\0') {
-        errno = 0;
-        char *end = NULL;
-        double seconds = strtod(v, &end);
-        if (errno != 0 || end == v || *end != '\0' || !(seconds > 0) ||
-            seconds > 86400.0 * 7) {
-            snprintf(err, errlen,
-                     "PDMPI_TIMEOUT=%s is not a number of seconds in (0, 604800]",
-                     v);
-            return -1;
-        }
-        c->timeout_ms = (int)(seconds * 1000.0);
-        if (c->timeout_ms < 1)
-            c->timeout_ms = 1;
-    }
-
-    v = getenv("PDMPI_BACKEND");
-    if (v != NULL && v[0] != '\0') {
-        if (strcmp(v, "gloo") != 0 && strcmp(v, "nccl") != 0 &&
-            strcmp(v, "bkcl") != 0 && strcmp(v, "auto") != 0) {
-            snprintf(err, errlen,
-                     "PDMPI_BACKEND=%s is not one of gloo, nccl, bkcl, auto", v);
-            return -1;
-        }
-        strcpy(c->backend, v);
-    }
-
-    const char *var;
-    v = pd_env_socket_ifname(&var);
-    if (v != NULL &&
-        pd_copy_bounded(var, v, c->socket_ifname, sizeof(c->socket_ifname),
-                        err, errlen) != 0)
-        return -1;
-
-    v = getenv("PDMPI_LAUNCHER");
-    if (v != NULL && v[0] != '\0' &&
-        pd_copy_bounded("PDMPI_LAUNCHER", v, c->launcher, sizeof(c->launcher),
-                        err, errlen) != 0)
-        return -1;
-
-    if (pd_parse_switch("PDMPI_STATS", &c->stats, err, errlen) != 0)
-        return -1;
-
-    if (pd_parse_switch("PDMPI_CHECK", &c->check, err, errlen) != 0)
-        return -1;
-
-    v = getenv("PDMPI_ALGO_ALLREDUCE");
-    if (v != NULL && v[0] != '\0' && pd_algo_parse(v, &c->algo_allreduce) != 0) {
-        snprintf(err, errlen,
-                 "PDMPI_ALGO_ALLREDUCE=%s is not one of auto, pipelined, ring, "
-                 "bcube", v);
-        return -1;
-    }
-
-    v = getenv("PDMPI_DEVICE_FALLBACK");
-    if (v != NULL && v[0] != '\0') {
-        if (strcmp(v, "stage") != 0 && strcmp(v, "error") != 0) {
-            snprintf(err, errlen,
-                     "PDMPI_DEVICE_FALLBACK=%s is not one of stage, error", v);
-            return -1;
-        }
-        c->device_fallback_error = strcmp(v, "error") == 0;
-    }
-
-    if (pd_config_load_shm(c, err, errlen) != 0)
-        return -1;
-
-    for (size_t i = 0; i < sizeof(pd_libs) / sizeof(pd_libs[0]); i++) {
-        v = getenv(pd_libs[i].name);
-        if (v != NULL && v[0] != '\0' &&
-            pd_copy_bounded(pd_libs[i].name, v, (char *)c + pd_libs[i].offset,
-                            sizeof(c->nccl_lib), err, errlen) != 0)
+    for (size_t i = 0; i < sizeof(pd_vars) / sizeof(pd_vars[0]); i++) {
+        const struct pd_config_var *var = &pd_vars[i];
+        const char *v = getenv(var->name);
+        if (var->load == NULL || v == NULL || v[0] == '\0')
+            continue;
+        /* gloo's name for the interface only when pdmpi's is unset. */
+        if (strcmp(var->name, "GLOO_SOCKET_IFNAME") == 0 &&
+            c->socket_ifname[0] != '\0')
+            continue;
+        if (var->load(var->name, v, c, err, errlen) != 0)
             return -1;
     }
     return 0;

@@ -47,6 +47,22 @@ struct pd_config {
     char xpurt_lib[512];        /* PDMPI_XPURT_LIB */
 };
 
+/* One PDMPI_* variable: its default as the documentation gives it ("":
+ * unset), one line of meaning, and how MPI_Init reads a set value (NULL:
+ * another part of pdmpi reads it -- a launcher, pdmpirun, the compiler
+ * wrappers). */
+struct pd_config;
+struct pd_config_var {
+    const char *name;
+    const char *default_text;
+    const char *meaning;
+    int (*load)(const char *name, const char *value, struct pd_config *c,
+                char *err, size_t errlen);
+};
+
+/* Every variable pdmpi reads, in the order MPI_Init reads them. */
+const struct pd_config_var *pd_config_vars(size_t *count);
+
 /* Read the environment; -1 with a message naming the variable if a value
  * is malformed. */
 int pd_config_load(struct pd_config *config, char *err, size_t errlen);
