@@ -387,8 +387,13 @@ int main(int argc, char **argv)
                    "the launcher, the backend\nPDMPI_BACKEND=auto would "
                    "choose), and every PDMPI_* variable with\nits default, "
                    "its value here and whether MPI_Init would accept it.\n"
-                   "  --parsable   section:key:value lines\n"
-                   "  --json       one JSON object\n");
+                   "\nOptions:\n"
+                   "  --parsable   section:key:value lines, like ompi_info's\n"
+                   "  --json       one JSON object\n"
+                   "  -h, --help   show this help and exit\n"
+                   "  --version    show the version and exit\n"
+                   "\nExit status: 0; 1 when a variable holds a value "
+                   "MPI_Init would refuse;\n2 for bad usage.\n");
             return 0;
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("pdmpi_info (pdmpi) %s\n", PACKAGE_VERSION);
