@@ -257,6 +257,17 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
         pd_status_proc_null(status);
         return MPI_SUCCESS;
     }
+    /* Contiguous, on an intracommunicator: no request handle needed. */
+    if (datatype->contiguous && !pd_comm_is_inter(comm)) {
+        struct pd_fail fail;
+        size_t bytes = (size_t)count * pd_type_packed(datatype);
+        int rc = pd_p2p_recv(comm, buf, bytes, source, tag, status, call,
+                             &fail);
+        if (rc == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        if (rc != 1)
+            return pd_raise_fail(comm, call, &fail);
+    }
     MPI_Request request;
     PD_CHECK(pd_irecv(call, buf, count, datatype, source, tag, comm, &request));
     return pd_wait_recv(call, comm, &request, status);

@@ -63,6 +63,13 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
                  int src, int tag, MPI_Request *request, const char *call,
                  struct pd_fail *fail);
 
+/* MPI_Recv's own: the same receive, waited for here on a request of the
+ * stack, its status into *status. 1 (nothing done) when buf is device
+ * memory: use pd_p2p_irecv then. */
+int pd_p2p_recv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
+                int src, int tag, MPI_Status *status, const char *call,
+                struct pd_fail *fail);
+
 /* MPI_Cancel of an MPI_Irecv request: true when no message had matched
  * it yet, and it is now complete, its status cancelled; false when a
  * message had (the receive completes as usual). */

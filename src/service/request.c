@@ -74,6 +74,42 @@ struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
     return req;
 }
 
+void pd_request_init_local(struct ompi_request_t *req,
+                           struct pd_request_state *st,
+                           struct ompi_communicator_t *comm, const char *call)
+{
+    memset(st, 0, offsetof(struct pd_request_state, fail.msg));
+    st->fail.msg[0] = '\0';
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->done_cond, NULL);
+    st->comm = comm;
+    st->call = call;
+    memset(req, 0, sizeof(*req));
+    req->magic = PD_MAGIC_REQUEST;
+    req->id = 1;
+    req->state = st;
+}
+
+int pd_request_finish_local(struct ompi_request_t *req, MPI_Status *status,
+                            struct pd_fail *fail)
+{
+    struct pd_request_state *st = req->state;
+    int errclass = st->fail.errclass;
+    pd_fail_copy(fail, &st->fail);
+    pd_status_set_empty(status, errclass);
+    if (st->has_status && !st->sync_send && status != MPI_STATUS_IGNORE) {
+        *status = st->status;
+        status->MPI_ERROR = errclass;
+    }
+    /* The completing thread may still hold the lock (as in
+     * pd_request_state_free): the state is the caller's stack. */
+    pthread_mutex_lock(&st->lock);
+    pthread_mutex_unlock(&st->lock);
+    pthread_cond_destroy(&st->done_cond);
+    pthread_mutex_destroy(&st->lock);
+    return errclass;
+}
+
 struct ompi_request_t *pd_request_new_done(struct ompi_communicator_t *comm,
                                            const char *call)
 {

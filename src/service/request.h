@@ -87,6 +87,15 @@ struct pd_request_state {
 /* A new, not yet started request for call on comm; NULL if out of memory. */
 struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
                                       const char *call);
+/* A request on the caller's stack (req, st), for a blocking call that
+ * waits for it and is done with it before it returns: no handle, nothing
+ * allocated. Finish it with pd_request_finish_local. */
+void pd_request_init_local(struct ompi_request_t *req,
+                           struct pd_request_state *st,
+                           struct ompi_communicator_t *comm, const char *call);
+/* Its status (source, tag, count) and failure, once done; the class. */
+int pd_request_finish_local(struct ompi_request_t *req, MPI_Status *status,
+                            struct pd_fail *fail);
 /* A request for call on comm that is complete already (a call whose work
  * is done when it returns); NULL if out of memory. */
 struct ompi_request_t *pd_request_new_done(struct ompi_communicator_t *comm,
