@@ -272,28 +272,34 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                                 array_of_displacements, count, newtype);
 }
 
+/* Blocks of items of oldtype (types[i] for a struct: oldtype NULL) at
+ * byte displacements, under call's name. */
+static int pd_hindexed(const char *call, int count, const int lens[],
+                       const MPI_Aint displs[], const MPI_Datatype types[],
+                       MPI_Datatype oldtype, int combiner,
+                       MPI_Datatype *newtype)
+{
+    struct pd_indexed x = { call, count, lens, 0, NULL, displs, types,
+                            oldtype };
+    return pd_indexed_with_ints(&x, combiner, lens, count, NULL, 0, newtype);
+}
+
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[],
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    struct pd_indexed x = { "MPI_Type_create_hindexed", count,
-                            array_of_blocklengths, 0, NULL,
-                            array_of_displacements, NULL, oldtype };
-    return pd_indexed_with_ints(&x, MPI_COMBINER_HINDEXED,
-                                array_of_blocklengths, count, NULL, 0,
-                                newtype);
+    return pd_hindexed("MPI_Type_create_hindexed", count,
+                       array_of_blocklengths, array_of_displacements, NULL,
+                       oldtype, MPI_COMBINER_HINDEXED, newtype);
 }
 
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[],
                        MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    struct pd_indexed x = { "MPI_Type_hindexed", count,
-                            array_of_blocklengths, 0, NULL,
-                            array_of_displacements, NULL, oldtype };
-    return pd_indexed_with_ints(&x, MPI_COMBINER_HINDEXED,
-                                array_of_blocklengths, count, NULL, 0,
-                                newtype);
+    return pd_hindexed("MPI_Type_hindexed", count, array_of_blocklengths,
+                       array_of_displacements, NULL, oldtype,
+                       MPI_COMBINER_HINDEXED, newtype);
 }
 
 int PMPI_Type_create_indexed_block(int count, int blocklength,
@@ -324,22 +330,18 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Datatype array_of_types[],
                             MPI_Datatype *newtype)
 {
-    struct pd_indexed x = { "MPI_Type_create_struct", count,
-                            array_of_blocklengths, 0, NULL,
-                            array_of_displacements, array_of_types, NULL };
-    return pd_indexed_with_ints(&x, MPI_COMBINER_STRUCT, array_of_blocklengths,
-                                count, NULL, 0, newtype);
+    return pd_hindexed("MPI_Type_create_struct", count, array_of_blocklengths,
+                       array_of_displacements, array_of_types, NULL,
+                       MPI_COMBINER_STRUCT, newtype);
 }
 
 int PMPI_Type_struct(int count, int array_of_blocklengths[],
                      MPI_Aint array_of_displacements[],
                      MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    struct pd_indexed x = { "MPI_Type_struct", count, array_of_blocklengths,
-                            0, NULL, array_of_displacements, array_of_types,
-                            NULL };
-    return pd_indexed_with_ints(&x, MPI_COMBINER_STRUCT, array_of_blocklengths,
-                                count, NULL, 0, newtype);
+    return pd_hindexed("MPI_Type_struct", count, array_of_blocklengths,
+                       array_of_displacements, array_of_types, NULL,
+                       MPI_COMBINER_STRUCT, newtype);
 }
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
