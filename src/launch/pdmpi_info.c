@@ -285,8 +285,11 @@ static const char *var_state(const struct pd_config_var *v, char *err,
     return value;
 }
 
-static void print_human(const struct pd_config_var *vars, size_t nvars)
+/* Each printer returns how many variables hold a value MPI_Init would
+ * refuse. */
+static int print_human(const struct pd_config_var *vars, size_t nvars)
 {
+    int invalid = 0;
     const char *section = "";
     for (int i = 0; i < nfacts; i++) {
         if (strcmp(facts[i].section, section) != 0) {
@@ -306,13 +309,17 @@ static void print_human(const struct pd_config_var *vars, size_t nvars)
                                                : "unset",
                value[0] != '\0' ? "; now " : "", value);
         printf("      %s\n", vars[i].meaning);
-        if (err[0] != '\0')
+        if (err[0] != '\0') {
             printf("      INVALID: %s (MPI_Init would fail)\n", err);
+            invalid++;
+        }
     }
+    return invalid;
 }
 
-static void print_parsable(const struct pd_config_var *vars, size_t nvars)
+static int print_parsable(const struct pd_config_var *vars, size_t nvars)
 {
+    int invalid = 0;
     for (int i = 0; i < nfacts; i++)
         printf("%s:%s:%s\n", facts[i].section, facts[i].key, facts[i].value);
     for (size_t i = 0; i < nvars; i++) {
@@ -321,14 +328,18 @@ static void print_parsable(const struct pd_config_var *vars, size_t nvars)
         printf("var:%s:default:%s\n", vars[i].name, vars[i].default_text);
         printf("var:%s:value:%s\n", vars[i].name, value);
         printf("var:%s:valid:%s\n", vars[i].name, err[0] ? "no" : "yes");
-        if (err[0] != '\0')
+        if (err[0] != '\0') {
             printf("var:%s:error:%s\n", vars[i].name, err);
+            invalid++;
+        }
         printf("var:%s:meaning:%s\n", vars[i].name, vars[i].meaning);
     }
+    return invalid;
 }
 
-static void print_json(const struct pd_config_var *vars, size_t nvars)
+static int print_json(const struct pd_config_var *vars, size_t nvars)
 {
+    int invalid = 0;
     printf("{");
     const char *section = "";
     for (int i = 0; i < nfacts; i++) {
@@ -362,12 +373,14 @@ static void print_json(const struct pd_config_var *vars, size_t nvars)
             printf(", \"error\": \"");
             json_text(err);
             printf("\"");
+            invalid++;
         }
         printf(", \"meaning\": \"");
         json_text(vars[i].meaning);
         printf("\"}");
     }
     printf("]}\n");
+    return invalid;
 }
 
 int main(int argc, char **argv)
@@ -414,18 +427,9 @@ int main(int argc, char **argv)
     backend_facts(gpus, nccl, bkcl, xpurt);
     size_t nvars;
     const struct pd_config_var *vars = pd_config_vars(&nvars);
-    if (format == PD_PARSABLE)
-        print_parsable(vars, nvars);
-    else if (format == PD_JSON)
-        print_json(vars, nvars);
-    else
-        print_human(vars, nvars);
-    /* Any variable MPI_Init would refuse: say so in the status too. */
-    for (size_t i = 0; i < nvars; i++) {
-        char err[600];
-        var_state(&vars[i], err, sizeof(err));
-        if (err[0] != '\0')
-            return 1;
-    }
-    return 0;
+    int invalid = format == PD_PARSABLE ? print_parsable(vars, nvars)
+                  : format == PD_JSON   ? print_json(vars, nvars)
+                                        : print_human(vars, nvars);
+    /* A variable MPI_Init would refuse: said in the status too. */
+    return invalid > 0 ? 1 : 0;
 }

@@ -508,6 +508,15 @@ static int pd_p2p_new_receive(struct ompi_communicator_t *comm, void *buf,
     return MPI_SUCCESS;
 }
 
+/* A receive's request: watched for a dead sender or the timeout (not
+ * one from this rank), and cancellable while nothing matched it. */
+static void pd_receive_state(struct pd_request_state *st,
+                             struct ompi_communicator_t *comm, int src)
+{
+    st->watch = src == comm->rank ? NULL : pd_watch_receive;
+    st->receive = true;
+}
+
 /* Match posted against what waited on p, or post it (src is the receive's
  * source, for a broken connection). */
 static void pd_p2p_post(struct pd_p2p *p, struct ompi_communicator_t *comm,
@@ -547,8 +556,7 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     if (pd_p2p_new_receive(comm, buf, capacity, src, tag, call, &req, &posted,
                            fail) != MPI_SUCCESS)
         return fail->errclass;
-    req->state->watch = src == comm->rank ? NULL : pd_watch_receive;
-    req->state->receive = true;
+    pd_receive_state(req->state, comm, src);
     *request = req;
     pd_p2p_post(p, comm, posted, src, tag);
     return MPI_SUCCESS;
@@ -576,8 +584,7 @@ int pd_p2p_recv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     struct ompi_request_t req;
     struct pd_request_state st;
     pd_request_init_local(&req, &st, comm, call);
-    st.watch = src == comm->rank ? NULL : pd_watch_receive;
-    st.receive = true;
+    pd_receive_state(&st, comm, src);
     *posted = (struct pd_posted){ src, tag, buf, capacity, &st, NULL };
     pd_p2p_post(p, comm, posted, src, tag);
     pd_request_wait_done(&req);

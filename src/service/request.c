@@ -33,11 +33,48 @@ static struct pd_request_state *pd_state_take(void)
         }
         pd_spin_unlock(&pd_states.lock);
     }
-    if (st == NULL)
-        return calloc(1, sizeof(*st));
+    return st != NULL ? st : malloc(sizeof(*st));
+}
+
+/* A fresh state for call on comm, in memory of any past (cleared up to
+ * its reason's kilobyte, which is made empty). */
+static void pd_state_init(struct pd_request_state *st,
+                          struct ompi_communicator_t *comm, const char *call)
+{
     memset(st, 0, offsetof(struct pd_request_state, fail.msg));
     st->fail.msg[0] = '\0';
-    return st;
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->done_cond, NULL);
+    st->comm = comm;
+    st->call = call;
+}
+
+/* The state's end: a waiter that polls reads done without the lock,
+ * which the completing thread still holds while it wakes sleepers
+ * (pd_request_complete), so wait until that thread has let go of it. */
+static void pd_state_end(struct pd_request_state *st)
+{
+    pthread_mutex_lock(&st->lock);
+    pthread_mutex_unlock(&st->lock);
+    pthread_cond_destroy(&st->done_cond);
+    pthread_mutex_destroy(&st->lock);
+}
+
+/* The outcome of a finished request: its failure into *fail, its status
+ * (receives) into *status; the error class. */
+static int pd_state_outcome(const struct pd_request_state *st,
+                            MPI_Status *status, struct pd_fail *fail)
+{
+    int errclass = st->fail.errclass;
+    pd_fail_copy(fail, &st->fail);
+    pd_status_set_empty(status, errclass);
+    if (st->has_status && !st->sync_send && status != MPI_STATUS_IGNORE) {
+        *status = st->status;
+        status->MPI_ERROR = errclass;
+        if (status->MPI_SOURCE >= 0)
+            status->MPI_SOURCE -= st->source_shift;
+    }
+    return errclass;
 }
 
 static void pd_state_give(struct pd_request_state *st)
@@ -64,10 +101,7 @@ struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
             pd_state_give(st);
         return NULL;
     }
-    pthread_mutex_init(&st->lock, NULL);
-    pthread_cond_init(&st->done_cond, NULL);
-    st->comm = comm;
-    st->call = call;
+    pd_state_init(st, comm, call);
     req->magic = PD_MAGIC_REQUEST;
     req->id = 1;
     req->state = st;
@@ -78,12 +112,7 @@ void pd_request_init_local(struct ompi_request_t *req,
                            struct pd_request_state *st,
                            struct ompi_communicator_t *comm, const char *call)
 {
-    memset(st, 0, offsetof(struct pd_request_state, fail.msg));
-    st->fail.msg[0] = '\0';
-    pthread_mutex_init(&st->lock, NULL);
-    pthread_cond_init(&st->done_cond, NULL);
-    st->comm = comm;
-    st->call = call;
+    pd_state_init(st, comm, call);
     memset(req, 0, sizeof(*req));
     req->magic = PD_MAGIC_REQUEST;
     req->id = 1;
@@ -93,20 +122,8 @@ void pd_request_init_local(struct ompi_request_t *req,
 int pd_request_finish_local(struct ompi_request_t *req, MPI_Status *status,
                             struct pd_fail *fail)
 {
-    struct pd_request_state *st = req->state;
-    int errclass = st->fail.errclass;
-    pd_fail_copy(fail, &st->fail);
-    pd_status_set_empty(status, errclass);
-    if (st->has_status && !st->sync_send && status != MPI_STATUS_IGNORE) {
-        *status = st->status;
-        status->MPI_ERROR = errclass;
-    }
-    /* The completing thread may still hold the lock (as in
-     * pd_request_state_free): the state is the caller's stack. */
-    pthread_mutex_lock(&st->lock);
-    pthread_mutex_unlock(&st->lock);
-    pthread_cond_destroy(&st->done_cond);
-    pthread_mutex_destroy(&st->lock);
+    int errclass = pd_state_outcome(req->state, status, fail);
+    pd_state_end(req->state);     /* the caller's stack goes next */
     return errclass;
 }
 
@@ -121,12 +138,7 @@ struct ompi_request_t *pd_request_new_done(struct ompi_communicator_t *comm,
 
 static void pd_request_state_free(struct pd_request_state *st)
 {
-    /* A waiter that polls reads done without the lock, which the
-     * completing thread still holds while it wakes sleepers
-     * (pd_request_complete): wait until that thread has let go of the
-     * lock before the state goes. */
-    pthread_mutex_lock(&st->lock);
-    pthread_mutex_unlock(&st->lock);
+    pd_state_end(st);
     free(st->persistent_args);
     free(st->coll_arrays);
     if (st->deferred_free != NULL)
@@ -137,8 +149,6 @@ static void pd_request_state_free(struct pd_request_state *st)
     pd_stage_free(st->type_stages);
     if (st->greq_free != NULL)
         st->greq_free(st->greq_extra);
-    pthread_cond_destroy(&st->done_cond);
-    pthread_mutex_destroy(&st->lock);
     pd_state_give(st);
 }
 
@@ -376,15 +386,7 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
         st->status = asked;
         st->has_status = true;
     }
-    int errclass = st->fail.errclass;
-    pd_fail_copy(fail, &st->fail);
-    pd_status_set_empty(status, errclass);
-    if (st->has_status && !st->sync_send && status != MPI_STATUS_IGNORE) {
-        *status = st->status;
-        status->MPI_ERROR = errclass;
-        if (status->MPI_SOURCE >= 0)
-            status->MPI_SOURCE -= st->source_shift;
-    }
+    int errclass = pd_state_outcome(st, status, fail);
     pd_request_state_free(st);
     pd_request_drop_handle(req);
     *handle = MPI_REQUEST_NULL;
