@@ -10,14 +10,15 @@
 # recommends are not installed here), Debian's mpi4py and numpy (the
 # drop-in tests and examples/trainer.py) and the HPC Challenge suite
 # (hpcc, built against Open MPI: a drop-in test), and groff and man-db
-# (the man pages are checked by rendering them). Runs apt-get as root, or
+# (the man pages are checked by rendering them), debhelper and lintian
+# (the Debian packages are built and checked). Runs apt-get as root, or
 # through sudo.
 set -e
 
 packages="build-essential autoconf automake libtool pkg-config \
 libgloo-dev libopenmpi-dev openmpi-bin libpmix-dev mpich iproute2 procps \
 gnuplot-nox valgrind clang libclang-rt-dev python3-mpi4py python3-numpy \
-hpcc groff-base man-db"
+hpcc groff-base man-db debhelper lintian"
 
 missing=""
 for p in $packages; do
