@@ -1,6 +1,6 @@
 #!/bin/sh
 # pdmpi_info: it runs anywhere (no launcher, no device), its variable list
-# is the README's configuration table, a value MPI_Init would refuse is
+# is the table of docs/configuration.md, a value MPI_Init would refuse is
 # flagged with MPI_Init's own words (and a non-zero status), and its
 # --parsable and --json forms carry the same variables.
 . "$top_srcdir/tests/lib.sh"
@@ -16,14 +16,13 @@ check "it names the Open MPI interface and what auto would choose" \
     sh -c "grep -Eq '^  mpi_interface +Open MPI [0-9]+\\.[0-9]+\\.[0-9]+' '$PD_TMP/human' &&
            grep -Eq '^  auto_backend +(gloo|nccl|bkcl)' '$PD_TMP/human'"
 
-# The README's table, first column, against pdmpi_info's list.
-sed -n '/^## Configuration/,/^## /p' "$top_srcdir/README.md" |
-    grep '^| `' | cut -d'|' -f2 | grep -o '`[A-Z0-9_]*`' | tr -d '`' |
-    LC_ALL=C sort > "$PD_TMP/readme"
+# The documented table, first column, against pdmpi_info's list.
+grep '^| `' "$top_srcdir/docs/configuration.md" | cut -d'|' -f2 |
+    grep -o '`[A-Z0-9_]*`' | tr -d '`' | LC_ALL=C sort > "$PD_TMP/documented"
 "$info" --parsable | sed -n 's/^var:\([A-Z0-9_]*\):default:.*/\1/p' | LC_ALL=C sort \
     > "$PD_TMP/listed"
-check "its variables are the README's configuration table" \
-    diff -u "$PD_TMP/readme" "$PD_TMP/listed"
+check "its variables are the table of docs/configuration.md" \
+    diff -u "$PD_TMP/documented" "$PD_TMP/listed"
 
 # A bad value: pdmpi_info and MPI_Init say the same.
 PDMPI_TIMEOUT=soon "$info" > "$PD_TMP/bad" 2>&1

@@ -16,7 +16,7 @@
  * does not know the key can neither join nor pose as the store. The key
  * is a random secret where the launcher has a channel to hand it out
  * (pdmpirun on one host, PMI/PMIx, Slurm) and a hash of public facts plus
- * PDMPI_JOB_SECRET, when set, elsewhere (see the README's security model).
+ * PDMPI_JOB_SECRET, when set, elsewhere (see docs/security.md).
  * Pure functions, no sockets: the server, the client and the fuzz target
  * call them.
  */

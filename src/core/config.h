@@ -1,6 +1,6 @@
 /*
  * Run-time configuration, read once from PDMPI_* variables at MPI_Init.
- * Every variable is documented in the README with its default.
+ * Every variable is documented in docs/configuration.md with its default.
  */
 #ifndef PD_CORE_CONFIG_H
 #define PD_CORE_CONFIG_H
