@@ -1,7 +1,8 @@
 #!/bin/sh
 # The Debian packages: dpkg-buildpackage -us -uc -b builds libpdmpi0,
-# libpdmpi-dev and pdmpi-bin from a copy of this checkout (its package
-# build runs the main job), lintian finds nothing at its default level,
+# libpdmpi-dev and pdmpi-bin from a copy of this checkout (without the
+# package build's own run of the main job: the trainer runs below, from
+# the installed packages), lintian finds nothing at its default level,
 # and, as root on a machine where they are not installed, the packages
 # install; their pdmpicc and pdmpicxx build the example trainer and a C++
 # program, which run under the installed pdmpirun at every size; an Open
@@ -30,7 +31,7 @@ mkdir "$src"
     (cd "$top_srcdir" && tar -cf - -T -) | tar -xf - -C "$src"
 
 if (cd "$src" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-        DEB_BUILD_OPTIONS="parallel=2" dpkg-buildpackage -us -uc -b) \
+        DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b) \
         > "$PD_TMP/build.log" 2>&1; then
     ok "dpkg-buildpackage -us -uc -b"
 else
