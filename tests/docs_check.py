@@ -104,9 +104,10 @@ def check_file(srcdir, scratch, path):
             name = marker[len('file '):]
             with open(os.path.join(scratch, name), 'w') as f:
                 f.write(text)
-        elif language == 'sh' and marker == '':
+        elif language == 'sh' and marker in ('', 'in the build tree'):
+            cwd = scratch if marker == '' else os.environ['top_builddir']
             try:
-                run = subprocess.run(['bash', '-e', '-c', text], cwd=scratch,
+                run = subprocess.run(['bash', '-e', '-c', text], cwd=cwd,
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT,
                                      universal_newlines=True, timeout=TIMEOUT)
