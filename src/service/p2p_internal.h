@@ -42,6 +42,8 @@ struct pd_posted {
      * receive completes. */
     struct pd_request_state *st;
     struct pd_posted *next;
+    bool heap;          /* malloc'ed (freed when matched); false: on the
+                           stack of a blocking receive, which outlives it */
 };
 
 struct pd_p2p {
