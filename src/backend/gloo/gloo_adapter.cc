@@ -26,6 +26,12 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -37,6 +43,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/buffer.h>
 #include <gloo/transport/pair.h>
+#include <gloo/transport/tcp/address.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 #include <gloo/transport/tcp/device.h>
@@ -197,6 +204,7 @@ struct AgreeChannel {
   std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
   bool primed = false;  // see prime_ring
   int peer = -1;        // the rank a pipelined step writes to or reads from
+  std::vector<int> fds;  // per rank: its pair's socket (-1: not found)
 };
 
 struct pd_backend_comm {
@@ -237,6 +245,82 @@ std::function<void(void*, const void*, const void*, size_t)> reduce_function(
   return [fn, ctx](void* out, const void* x, const void* y, size_t n) {
     fn(out, x, y, n, ctx);
   };
+}
+
+/* The socket of a connected pair of the agreement's channel. gloo keeps
+ * it private; the pair's local address (its socket's, once connected)
+ * names it among the process's sockets. -1 unless exactly one matches. */
+bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
+  if (a.ss_family != b.ss_family)
+    return false;
+  if (a.ss_family == AF_INET) {
+    auto& x = reinterpret_cast<const sockaddr_in&>(a);
+    auto& y = reinterpret_cast<const sockaddr_in&>(b);
+    return x.sin_port == y.sin_port &&
+           x.sin_addr.s_addr == y.sin_addr.s_addr;
+  }
+  if (a.ss_family == AF_INET6) {
+    auto& x = reinterpret_cast<const sockaddr_in6&>(a);
+    auto& y = reinterpret_cast<const sockaddr_in6&>(b);
+    return x.sin6_port == y.sin6_port &&
+           memcmp(&x.sin6_addr, &y.sin6_addr, sizeof(x.sin6_addr)) == 0;
+  }
+  return false;
+}
+
+int pair_socket(gloo::transport::Pair& pair) {
+  auto* tcp = dynamic_cast<const gloo::transport::tcp::Address*>(
+      &pair.address());
+  if (tcp == nullptr)
+    return -1;
+  const sockaddr_storage& want = tcp->getSockaddr();
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr)
+    return -1;
+  int found = -1, matches = 0;
+  while (struct dirent* e = readdir(dir)) {
+    char* end;
+    long fd = strtol(e->d_name, &end, 10);
+    if (*end != '\0' || fd < 0 || fd == dirfd(dir))
+      continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t n = sizeof(local), m = sizeof(peer);
+    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local),
+                    &n) != 0 ||
+        getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer),
+                    &m) != 0)
+      continue;  // not a socket, or not a connected one
+    if (same_address(local, want)) {
+      found = static_cast<int>(fd);
+      matches++;
+    }
+  }
+  closedir(dir);
+  return matches == 1 ? found : -1;
+}
+
+/* Before a blocking read on a synchronous pair: poll its socket, yielding
+ * the processor between looks, for up to kPollBeforeSleep. A thread
+ * asleep in read() is woken by its peer's data only once the kernel
+ * schedules it, and on a virtual machine whose processors all went idle
+ * that first wakes the processor (tens of microseconds per message, at
+ * every step of a collective); a thread that yields keeps its processor
+ * awake and still lets every other rank of the host run. */
+constexpr auto kPollBeforeSleep = std::chrono::milliseconds(1);
+
+void await_readable(int fd) {
+  if (fd < 0)
+    return;
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 1;; i++) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 0) != 0)
+      return;  // data, a closed connection or an error: read() says which
+    if (i % 16 == 0 &&
+        std::chrono::steady_clock::now() - start > kPollBeforeSleep)
+      return;
+    sched_yield();
+  }
 }
 
 /* Unbound-buffer messages live in a slot space of their own, clear of
@@ -293,6 +377,10 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
         ch.out[r] = pair->createSendBuffer(kAgreeSlot, &ch.outbox,
                                            sizeof(AgreeHead));
       }
+      ch.fds.assign(init->size, -1);
+      for (int r = 0; r < init->size; r++)
+        if (r != init->rank)
+          ch.fds[r] = pair_socket(*ch.context->getPair(r));
     }
     *out = comm.release();
     return PD_BACKEND_OK;
@@ -361,6 +449,7 @@ void prime_ring(pd_backend_comm* comm) {
       ch.peer = left;
       auto in = sync_pair(comm, left).createRecvBuffer(kPipeSlot, bytes.data(),
                                                        kPrime);
+      await_readable(ch.fds[left]);
       in->waitRecv();
     } else {
       ch.peer = right;
@@ -399,6 +488,7 @@ void sendrecv_pieces(pd_backend_comm* comm, int right, const void* from,
     if (taken < recv_bytes) {
       size_t n = std::min(piece, recv_bytes - taken);
       comm->agree.peer = left;
+      await_readable(comm->agree.fds[left]);
       in->waitRecv();
       got(taken, n);
       taken += n;
@@ -479,6 +569,7 @@ void pipelined_bcast(pd_backend_comm* comm, const pd_coll_args* a) {
     size_t n = std::min(kPiece, bytes - off);
     if (!first) {
       comm->agree.peer = prev;
+      await_readable(comm->agree.fds[prev]);
       in->waitRecv();
     }
     if (!last) {
@@ -751,6 +842,7 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
       if (r == comm->rank)
         continue;
       peer = r;
+      await_readable(ch.fds[r]);
       ch.in[r]->waitRecv();
       char* slot = out + static_cast<size_t>(r) * stride;
       size_t total = ch.inbox[r].total;
