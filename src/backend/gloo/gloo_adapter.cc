@@ -249,7 +249,7 @@ std::function<void(void*, const void*, const void*, size_t)> reduce_function(
 
 /* The socket of a connected pair of the agreement's channel. gloo keeps
  * it private; the pair's local address (its socket's, once connected)
- * names it among the process's sockets. -1 unless exactly one matches. */
+ * names it among the process's sockets. */
 bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
   if (a.ss_family != b.ss_family)
     return false;
@@ -268,16 +268,24 @@ bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
   return false;
 }
 
-int pair_socket(gloo::transport::Pair& pair) {
-  auto* tcp = dynamic_cast<const gloo::transport::tcp::Address*>(
-      &pair.address());
-  if (tcp == nullptr)
-    return -1;
-  const sockaddr_storage& want = tcp->getSockaddr();
+/* The sockets of pairs (one scan of the process's sockets for all):
+ * fds[i] for pairs[i], -1 where not exactly one socket matches. */
+std::vector<int> pair_sockets(
+    const std::vector<const gloo::transport::Pair*>& pairs) {
+  std::vector<int> fds(pairs.size(), -1);
+  std::vector<int> matches(pairs.size(), 0);
+  std::vector<const sockaddr_storage*> want(pairs.size(), nullptr);
+  for (size_t i = 0; i < pairs.size(); i++) {
+    auto* tcp = pairs[i] == nullptr
+                    ? nullptr
+                    : dynamic_cast<const gloo::transport::tcp::Address*>(
+                          &pairs[i]->address());
+    if (tcp != nullptr)
+      want[i] = &tcp->getSockaddr();
+  }
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr)
-    return -1;
-  int found = -1, matches = 0;
+    return fds;
   while (struct dirent* e = readdir(dir)) {
     char* end;
     long fd = strtol(e->d_name, &end, 10);
@@ -290,13 +298,18 @@ int pair_socket(gloo::transport::Pair& pair) {
         getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer),
                     &m) != 0)
       continue;  // not a socket, or not a connected one
-    if (same_address(local, want)) {
-      found = static_cast<int>(fd);
-      matches++;
+    for (size_t i = 0; i < pairs.size(); i++) {
+      if (want[i] != nullptr && same_address(local, *want[i])) {
+        fds[i] = static_cast<int>(fd);
+        matches[i]++;
+      }
     }
   }
   closedir(dir);
-  return matches == 1 ? found : -1;
+  for (size_t i = 0; i < pairs.size(); i++)
+    if (matches[i] != 1)
+      fds[i] = -1;
+  return fds;
 }
 
 /* Before a blocking read on a synchronous pair: poll its socket, yielding
@@ -377,10 +390,11 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
         ch.out[r] = pair->createSendBuffer(kAgreeSlot, &ch.outbox,
                                            sizeof(AgreeHead));
       }
-      ch.fds.assign(init->size, -1);
+      std::vector<const gloo::transport::Pair*> pairs(init->size, nullptr);
       for (int r = 0; r < init->size; r++)
         if (r != init->rank)
-          ch.fds[r] = pair_socket(*ch.context->getPair(r));
+          pairs[r] = ch.context->getPair(r).get();
+      ch.fds = pair_sockets(pairs);
     }
     *out = comm.release();
     return PD_BACKEND_OK;
