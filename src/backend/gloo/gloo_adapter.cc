@@ -30,6 +30,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include <gloo/allgather.h>
@@ -173,6 +174,7 @@ constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 365);
 }  // namespace
 
 struct pd_p2p_send {
+  bool written = false;  // on the messages' channel: complete once posted
   P2PHeader header;
   std::vector<unsigned char> packed;  // header and an eager payload
   std::unique_ptr<gloo::transport::UnboundBuffer> header_buf;
@@ -207,9 +209,42 @@ struct AgreeChannel {
   std::vector<int> fds;  // per rank: its pair's socket (-1: not found)
 };
 
+/* The messages' channel: a third full mesh of synchronous pairs. A sender
+ * writes a message straight to the socket from its own thread (one write
+ * of the header and up to kP2PInline bytes, or the header and then the
+ * payload); the receiving thread polls every peer's socket and reads
+ * what comes, so no gloo loop thread and no rendezvous stand between a
+ * send and its delivery (on the asynchronous pairs: an announcement, its
+ * answer, then the data, through both sides' loop threads). Used only
+ * where every rank of the communicator found its pairs' sockets
+ * (pair_sockets); else messages take the asynchronous pairs. */
+constexpr size_t kP2PInline = 4096;
+constexpr int kP2PSlot = 0x27;
+/* A payload's slot names its sender: gloo forgets the receive buffer of
+ * a slot whenever any buffer of that slot on the pair is destroyed, send
+ * buffers included, so this rank's sends and receives on one pair must
+ * not share a slot. */
+constexpr int p2p_tail_slot(int sender) { return 0x1000 + sender; }
+
+struct P2PBox {
+  P2PHeader header;
+  unsigned char bytes[kP2PInline];
+};
+
+struct P2PChannel {
+  bool active = false;
+  std::shared_ptr<gloo::rendezvous::Context> context;
+  std::vector<int> fds;  // per rank
+  std::vector<P2PBox> inbox, outbox;
+  std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
+  std::vector<std::unique_ptr<std::mutex>> send_mutex;
+  int stop_fd = -1;  // an eventfd the receiving thread polls too
+};
+
 struct pd_backend_comm {
   std::shared_ptr<gloo::rendezvous::Context> context;
   AgreeChannel agree;
+  P2PChannel p2p;
   int rank;
   int size;
   std::chrono::milliseconds timeout;
@@ -354,6 +389,9 @@ int unsupported_size(pd_backend_error* err, const char* what, size_t size) {
 
 extern "C" {
 
+static bool p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
+                        std::shared_ptr<gloo::transport::Device>& dev);
+
 static int pd_gloo_comm_create(const pd_backend_comm_init* init,
                                pd_backend_comm** out, pd_backend_error* err) {
   try {
@@ -362,6 +400,7 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
     comm->rank = init->rank;
     comm->size = init->size;
     comm->timeout = std::chrono::milliseconds(init->timeout_ms);
+
     PdStore store(init->store, init->store_prefix, init->timeout_ms);
     comm->context =
         std::make_shared<gloo::rendezvous::Context>(init->rank, init->size);
@@ -395,6 +434,10 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
         if (r != init->rank)
           pairs[r] = ch.context->getPair(r).get();
       ch.fds = pair_sockets(pairs);
+      PdStore p2p_store(init->store,
+                        std::string(init->store_prefix) + "/p2p",
+                        init->timeout_ms);
+      comm->p2p.active = p2p_connect(comm.get(), p2p_store, dev);
     }
     *out = comm.release();
     return PD_BACKEND_OK;
@@ -942,10 +985,142 @@ static void pd_gloo_receive_loop(pd_backend_comm* comm,
   }
 }
 
+/* Connect the messages' channel (with the communicator: every rank is
+ * here). True where every rank found its sockets; false, on every rank
+ * alike, where one did not. */
+static bool p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
+                        std::shared_ptr<gloo::transport::Device>& dev) {
+  P2PChannel& ch = comm->p2p;
+  ch.context =
+      std::make_shared<gloo::rendezvous::Context>(comm->rank, comm->size);
+  ch.context->setTimeout(comm->timeout);
+  ch.context->connectFullMesh(store, dev);
+  ch.inbox.resize(comm->size);
+  ch.outbox.resize(comm->size);
+  ch.in.resize(comm->size);
+  ch.out.resize(comm->size);
+  std::vector<const gloo::transport::Pair*> pairs(comm->size, nullptr);
+  for (int r = 0; r < comm->size; r++) {
+    ch.send_mutex.push_back(std::make_unique<std::mutex>());
+    if (r == comm->rank)
+      continue;
+    auto& pair = ch.context->getPair(r);
+    pair->setSync(true, false);
+    ch.in[r] = pair->createRecvBuffer(kP2PSlot, &ch.inbox[r], sizeof(P2PBox));
+    ch.out[r] =
+        pair->createSendBuffer(kP2PSlot, &ch.outbox[r], sizeof(P2PBox));
+    pairs[r] = pair.get();
+  }
+  ch.fds = pair_sockets(pairs);
+  uint64_t found = 1;
+  for (int r = 0; r < comm->size; r++)
+    if (r != comm->rank && ch.fds[r] < 0)
+      found = 0;
+  std::vector<uint64_t> all(comm->size);
+  pd_backend_error err{};
+  if (pd_gloo_agree(comm, &found, sizeof(found), all.data(), sizeof(found),
+                    0, &err) != PD_BACKEND_OK)
+    throw std::runtime_error(err.msg);
+  for (int r = 0; r < comm->size; r++)
+    if (all[r] == 0)
+      return false;
+  ch.stop_fd = eventfd(0, EFD_CLOEXEC);
+  if (ch.stop_fd < 0)
+    throw std::runtime_error(std::string("eventfd: ") + strerror(errno));
+  return true;
+}
+
+/* The receiving thread on the messages' channel: wait until a peer's
+ * socket has data, read that peer's message (and its payload, which
+ * follows on the same socket), hand it to core, repeat until stopped.
+ * A read starts only once data has come, so the pair's lock, which a
+ * read holds, never keeps this rank's senders waiting on a quiet peer. */
+static void pd_gloo_receive_channel(pd_backend_comm* comm,
+                                    pd_p2p_deliver_fn deliver, void* ctx) {
+  P2PChannel& ch = comm->p2p;
+  std::vector<struct pollfd> polled;
+  std::vector<int> rank_of;
+  for (int r = 0; r < comm->size; r++) {
+    if (r == comm->rank)
+      continue;
+    polled.push_back({ch.fds[r], POLLIN, 0});
+    rank_of.push_back(r);
+  }
+  polled.push_back({ch.stop_fd, POLLIN, 0});
+  const size_t stop = polled.size() - 1;
+  int src = -1;
+  try {
+    for (;;) {
+      for (auto& p : polled)
+        p.revents = 0;
+      /* As await_readable: look with yields for a while, then sleep. */
+      int ready = 0;
+      const auto start = std::chrono::steady_clock::now();
+      for (unsigned k = 1; ready == 0; k++) {
+        ready = poll(polled.data(), polled.size(), 0);
+        if (ready != 0 || (k % 16 == 0 && std::chrono::steady_clock::now() -
+                                                  start > kPollBeforeSleep))
+          break;
+        sched_yield();
+      }
+      if (ready == 0 && poll(polled.data(), polled.size(), -1) < 0) {
+        if (errno == EINTR)
+          continue;
+        throw std::runtime_error(std::string("poll: ") + strerror(errno));
+      }
+      if (polled[stop].revents != 0)
+        return;  // stopped
+      for (size_t i = 0; i < stop; i++) {
+        if (polled[i].revents == 0)
+          continue;
+        src = rank_of[i];
+        P2PHeader header;
+        void* data = nullptr;
+        try {
+          ch.in[src]->waitRecv();
+          header = ch.inbox[src].header;
+          data = malloc(header.bytes > 0 ? header.bytes : 1);
+          if (data == nullptr)
+            throw std::runtime_error("out of memory for a " +
+                                     std::to_string(header.bytes) +
+                                     "-byte message");
+          if (header.bytes <= kP2PInline) {
+            memcpy(data, ch.inbox[src].bytes, header.bytes);
+          } else {
+            auto tail = ch.context->getPair(src)->createRecvBuffer(
+                p2p_tail_slot(src), data, header.bytes);
+            tail->waitRecv();
+          }
+        } catch (const gloo::IoException&) {
+          /* The peer closed its end (it freed the communicator; what it
+           * sent before came first) or died: nothing more comes from it.
+           * Receives that wait for it are failed by core's watch, which
+           * names the rank that is gone. */
+          free(data);
+          polled[i].fd = -1;
+          continue;
+        }
+        deliver(ctx, src, header.tag, data, header.bytes);
+      }
+    }
+  } catch (const std::exception& e) {
+    /* Tell core, which fails the receives that can no longer complete. */
+    std::string msg = std::string("gloo receive") +
+                      (src >= 0 ? " from rank " + std::to_string(src) : "") +
+                      ": " + e.what();
+    deliver(ctx, -1, 0, strdup(msg.c_str()), 0);
+  }
+}
+
 static int pd_gloo_p2p_start(pd_backend_comm* comm, pd_p2p_deliver_fn deliver,
                              void* ctx, pd_backend_error* err) {
   try {
-    comm->receiver = std::thread(pd_gloo_receive_loop, comm, deliver, ctx);
+    if (comm->p2p.active) {
+      comm->receiver =
+          std::thread(pd_gloo_receive_channel, comm, deliver, ctx);
+    } else {
+      comm->receiver = std::thread(pd_gloo_receive_loop, comm, deliver, ctx);
+    }
     return PD_BACKEND_OK;
   } catch (const std::exception& e) {
     return fail(err, "receiver start", e);
@@ -955,6 +1130,15 @@ static int pd_gloo_p2p_start(pd_backend_comm* comm, pd_p2p_deliver_fn deliver,
 static void pd_gloo_p2p_stop(pd_backend_comm* comm) {
   if (!comm->receiver.joinable())
     return;
+  if (comm->p2p.active) {
+    uint64_t one = 1;
+    if (write(comm->p2p.stop_fd, &one, sizeof(one)) != sizeof(one))
+      return;  // cannot happen for an eventfd below its maximum
+    comm->receiver.join();
+    close(comm->p2p.stop_fd);
+    comm->p2p.stop_fd = -1;
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(comm->receiver_mutex);
     comm->receiver_stopping = true;
@@ -964,11 +1148,39 @@ static void pd_gloo_p2p_stop(pd_backend_comm* comm) {
   comm->receiver.join();
 }
 
+/* A message on the messages' channel: written before this returns. */
+static void p2p_write(pd_backend_comm* comm, int dst, int tag,
+                      const void* data, size_t bytes) {
+  P2PChannel& ch = comm->p2p;
+  std::lock_guard<std::mutex> lock(*ch.send_mutex[dst]);
+  P2PBox& box = ch.outbox[dst];
+  box.header.bytes = bytes;
+  box.header.tag = tag;
+  box.header.reserved = 0;
+  size_t inline_bytes = bytes <= kP2PInline ? bytes : 0;
+  if (inline_bytes > 0)
+    memcpy(box.bytes, data, inline_bytes);
+  ch.out[dst]->send(0, offsetof(P2PBox, bytes) + inline_bytes, 0);
+  ch.out[dst]->waitSend();
+  if (bytes > kP2PInline) {
+    auto tail = ch.context->getPair(dst)->createSendBuffer(
+        p2p_tail_slot(comm->rank), const_cast<void*>(data), bytes);
+    tail->send(0, bytes, 0);
+    tail->waitSend();
+  }
+}
+
 static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
                             const void* data, size_t bytes, pd_p2p_send** out,
                             pd_backend_error* err) {
   try {
     auto send = std::make_unique<pd_p2p_send>();
+    if (comm->p2p.active) {
+      p2p_write(comm, dst, tag, data, bytes);
+      send->written = true;
+      *out = send.release();
+      return PD_BACKEND_OK;
+    }
     send->header.bytes = bytes;
     send->header.tag = tag;
     send->header.reserved = 0;
@@ -1005,6 +1217,8 @@ static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
 static int pd_gloo_p2p_wait(pd_backend_comm* comm, pd_p2p_send* send,
                             pd_backend_error* err) {
   std::unique_ptr<pd_p2p_send> owned(send);
+  if (owned->written)
+    return PD_BACKEND_OK;
   try {
     if (!owned->header_buf->waitSend(comm->timeout) ||
         (owned->payload_buf && !owned->payload_buf->waitSend(comm->timeout)))
