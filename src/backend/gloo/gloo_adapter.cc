@@ -209,37 +209,101 @@ struct AgreeChannel {
   std::vector<int> fds;  // per rank: its pair's socket (-1: not found)
 };
 
-/* The messages' channel: a third full mesh of synchronous pairs. A sender
- * writes a message straight to the socket from its own thread (one write
- * of the header and up to kP2PInline bytes, or the header and then the
- * payload); the receiving thread polls every peer's socket and reads
- * what comes, so no gloo loop thread and no rendezvous stand between a
- * send and its delivery (on the asynchronous pairs: an announcement, its
- * answer, then the data, through both sides' loop threads). Used only
- * where every rank of the communicator found its pairs' sockets
- * (pair_sockets); else messages take the asynchronous pairs. */
-constexpr size_t kP2PInline = 4096;
-constexpr int kP2PSlot = 0x27;
-/* A payload's slot names its sender: gloo forgets the receive buffer of
- * a slot whenever any buffer of that slot on the pair is destroyed, send
- * buffers included, so this rank's sends and receives on one pair must
- * not share a slot. */
-constexpr int p2p_tail_slot(int sender) { return 0x1000 + sender; }
-
-struct P2PBox {
-  P2PHeader header;
-  unsigned char bytes[kP2PInline];
-};
-
+/* The messages' channel: a third full mesh, whose sockets pdmpi reads and
+ * writes itself (the pairs are put in gloo's synchronous mode, so gloo's
+ * loop thread leaves them alone, and never used through gloo). A sender
+ * writes the header and the payload in one sendmsg from its own thread,
+ * under a per-peer lock; the receiving thread polls every peer's socket
+ * and reads what comes. No gloo loop thread and no rendezvous stand
+ * between a send and its delivery (on the asynchronous pairs: an
+ * announcement, its answer, then the data, through both sides' loop
+ * threads), and a socket is read and written at once, by two threads,
+ * without a lock between them: a sender blocked on a full socket never
+ * keeps its own rank from reading. Used only where every rank of the
+ * communicator found its pairs' sockets (pair_sockets); else messages
+ * take the asynchronous pairs. */
 struct P2PChannel {
   bool active = false;
-  std::shared_ptr<gloo::rendezvous::Context> context;
+  std::shared_ptr<gloo::rendezvous::Context> context;  // owns the sockets
   std::vector<int> fds;  // per rank
-  std::vector<P2PBox> inbox, outbox;
-  std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
   std::vector<std::unique_ptr<std::mutex>> send_mutex;
   int stop_fd = -1;  // an eventfd the receiving thread polls too
+  int timeout_ms = 0;
 };
+
+/* The peer closed its end of a channel socket, or it broke. */
+struct ChannelClosed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/* Wait until fd is ready for events, up to timeout_ms: false on timeout. */
+static bool wait_ready(int fd, short events, int timeout_ms) {
+  for (;;) {
+    struct pollfd p = {fd, events, 0};
+    int n = poll(&p, 1, timeout_ms);
+    if (n > 0)
+      return true;
+    if (n == 0)
+      return false;
+    if (errno != EINTR)
+      throw std::runtime_error(std::string("poll: ") + strerror(errno));
+  }
+}
+
+static void channel_write(int fd, struct iovec* iov, int n, int timeout_ms) {
+  while (n > 0) {
+    struct msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (!wait_ready(fd, POLLOUT, timeout_ms))
+          throw std::runtime_error("write timed out (the peer took nothing "
+                                   "within PDMPI_TIMEOUT)");
+        continue;
+      }
+      if (errno == EPIPE || errno == ECONNRESET)
+        throw ChannelClosed("connection closed by the peer");
+      throw std::runtime_error(std::string("write: ") + strerror(errno));
+    }
+    size_t done = static_cast<size_t>(w);
+    while (n > 0 && done >= iov->iov_len) {
+      done -= iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + done;
+      iov->iov_len -= done;
+    }
+  }
+}
+
+static void channel_read(int fd, void* buf, size_t bytes, int timeout_ms) {
+  char* at = static_cast<char*>(buf);
+  while (bytes > 0) {
+    ssize_t r = recv(fd, at, bytes, 0);
+    if (r == 0)
+      throw ChannelClosed("connection closed by the peer");
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (!wait_ready(fd, POLLIN, timeout_ms))
+          throw ChannelClosed("the peer stopped within a message");
+        continue;
+      }
+      if (errno == ECONNRESET)
+        throw ChannelClosed("connection reset by the peer");
+      throw std::runtime_error(std::string("read: ") + strerror(errno));
+    }
+    at += r;
+    bytes -= static_cast<size_t>(r);
+  }
+}
 
 struct pd_backend_comm {
   std::shared_ptr<gloo::rendezvous::Context> context;
@@ -991,24 +1055,18 @@ static void pd_gloo_receive_loop(pd_backend_comm* comm,
 static bool p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
                         std::shared_ptr<gloo::transport::Device>& dev) {
   P2PChannel& ch = comm->p2p;
+  ch.timeout_ms = static_cast<int>(comm->timeout.count());
   ch.context =
       std::make_shared<gloo::rendezvous::Context>(comm->rank, comm->size);
   ch.context->setTimeout(comm->timeout);
   ch.context->connectFullMesh(store, dev);
-  ch.inbox.resize(comm->size);
-  ch.outbox.resize(comm->size);
-  ch.in.resize(comm->size);
-  ch.out.resize(comm->size);
   std::vector<const gloo::transport::Pair*> pairs(comm->size, nullptr);
   for (int r = 0; r < comm->size; r++) {
     ch.send_mutex.push_back(std::make_unique<std::mutex>());
     if (r == comm->rank)
       continue;
     auto& pair = ch.context->getPair(r);
-    pair->setSync(true, false);
-    ch.in[r] = pair->createRecvBuffer(kP2PSlot, &ch.inbox[r], sizeof(P2PBox));
-    ch.out[r] =
-        pair->createSendBuffer(kP2PSlot, &ch.outbox[r], sizeof(P2PBox));
+    pair->setSync(true, false);  // out of gloo's loop: ours to read
     pairs[r] = pair.get();
   }
   ch.fds = pair_sockets(pairs);
@@ -1077,21 +1135,14 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
         P2PHeader header;
         void* data = nullptr;
         try {
-          ch.in[src]->waitRecv();
-          header = ch.inbox[src].header;
+          channel_read(ch.fds[src], &header, sizeof(header), ch.timeout_ms);
           data = malloc(header.bytes > 0 ? header.bytes : 1);
           if (data == nullptr)
             throw std::runtime_error("out of memory for a " +
                                      std::to_string(header.bytes) +
                                      "-byte message");
-          if (header.bytes <= kP2PInline) {
-            memcpy(data, ch.inbox[src].bytes, header.bytes);
-          } else {
-            auto tail = ch.context->getPair(src)->createRecvBuffer(
-                p2p_tail_slot(src), data, header.bytes);
-            tail->waitRecv();
-          }
-        } catch (const gloo::IoException&) {
+          channel_read(ch.fds[src], data, header.bytes, ch.timeout_ms);
+        } catch (const ChannelClosed&) {
           /* The peer closed its end (it freed the communicator; what it
            * sent before came first) or died: nothing more comes from it.
            * Receives that wait for it are failed by core's watch, which
@@ -1152,22 +1203,14 @@ static void pd_gloo_p2p_stop(pd_backend_comm* comm) {
 static void p2p_write(pd_backend_comm* comm, int dst, int tag,
                       const void* data, size_t bytes) {
   P2PChannel& ch = comm->p2p;
+  P2PHeader header;
+  header.bytes = bytes;
+  header.tag = tag;
+  header.reserved = 0;
+  struct iovec iov[2] = {{&header, sizeof(header)},
+                         {const_cast<void*>(data), bytes}};
   std::lock_guard<std::mutex> lock(*ch.send_mutex[dst]);
-  P2PBox& box = ch.outbox[dst];
-  box.header.bytes = bytes;
-  box.header.tag = tag;
-  box.header.reserved = 0;
-  size_t inline_bytes = bytes <= kP2PInline ? bytes : 0;
-  if (inline_bytes > 0)
-    memcpy(box.bytes, data, inline_bytes);
-  ch.out[dst]->send(0, offsetof(P2PBox, bytes) + inline_bytes, 0);
-  ch.out[dst]->waitSend();
-  if (bytes > kP2PInline) {
-    auto tail = ch.context->getPair(dst)->createSendBuffer(
-        p2p_tail_slot(comm->rank), const_cast<void*>(data), bytes);
-    tail->send(0, bytes, 0);
-    tail->waitSend();
-  }
+  channel_write(ch.fds[dst], iov, bytes > 0 ? 2 : 1, ch.timeout_ms);
 }
 
 static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
