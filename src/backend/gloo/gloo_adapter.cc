@@ -464,7 +464,6 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
     comm->rank = init->rank;
     comm->size = init->size;
     comm->timeout = std::chrono::milliseconds(init->timeout_ms);
-
     PdStore store(init->store, init->store_prefix, init->timeout_ms);
     comm->context =
         std::make_shared<gloo::rendezvous::Context>(init->rank, init->size);
@@ -1179,17 +1178,21 @@ static int pd_gloo_p2p_start(pd_backend_comm* comm, pd_p2p_deliver_fn deliver,
 }
 
 static void pd_gloo_p2p_stop(pd_backend_comm* comm) {
-  if (!comm->receiver.joinable())
-    return;
-  if (comm->p2p.active) {
-    uint64_t one = 1;
-    if (write(comm->p2p.stop_fd, &one, sizeof(one)) != sizeof(one))
-      return;  // cannot happen for an eventfd below its maximum
-    comm->receiver.join();
-    close(comm->p2p.stop_fd);
-    comm->p2p.stop_fd = -1;
+  P2PChannel& ch = comm->p2p;
+  if (ch.active) {
+    if (comm->receiver.joinable()) {
+      uint64_t one = 1;
+      if (write(ch.stop_fd, &one, sizeof(one)) != sizeof(one))
+        return;  // cannot happen for an eventfd below its maximum
+      comm->receiver.join();
+    }
+    if (ch.stop_fd >= 0)
+      close(ch.stop_fd);
+    ch.stop_fd = -1;
     return;
   }
+  if (!comm->receiver.joinable())
+    return;
   {
     std::lock_guard<std::mutex> lock(comm->receiver_mutex);
     comm->receiver_stopping = true;
@@ -1210,7 +1213,12 @@ static void p2p_write(pd_backend_comm* comm, int dst, int tag,
   struct iovec iov[2] = {{&header, sizeof(header)},
                          {const_cast<void*>(data), bytes}};
   std::lock_guard<std::mutex> lock(*ch.send_mutex[dst]);
-  channel_write(ch.fds[dst], iov, bytes > 0 ? 2 : 1, ch.timeout_ms);
+  try {
+    channel_write(ch.fds[dst], iov, bytes > 0 ? 2 : 1, ch.timeout_ms);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("to rank " + std::to_string(dst) + ": " +
+                             e.what());
+  }
 }
 
 static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
