@@ -7,8 +7,10 @@
 # queues (large messages read from the sender's memory), with large
 # messages forced through shared files (PDMPI_SHM_P2P=copy, what a kernel
 # that forbids reading another process leaves), and over gloo
-# (PDMPI_SHM_P2P=0); a sender blocked on a receiver that is killed; a
-# /dev/shm with no room for the queues; a bad setting refused.
+# (PDMPI_SHM_P2P=0), there also through gloo's asynchronous pairs
+# (PDMPI_P2P_SOCKETS=0, where pdmpi cannot find its own sockets); a sender
+# blocked on a receiver that is killed; a /dev/shm with no room for the
+# queues; a bad setting refused.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/launch_lib.sh"
 pd_tmpdir
@@ -21,6 +23,11 @@ for p2p in 1 copy 0; do
         check_tap "p2p_check at np $np, PDMPI_SHM_P2P=$p2p" \
             env PDMPI_SHM_P2P="$p2p" "$PDMPIRUN" -np "$np" "$p2p_check"
     done
+done
+for np in $PD_SIZES; do
+    check_tap "p2p_check at np $np, PDMPI_SHM_P2P=0 PDMPI_P2P_SOCKETS=0" \
+        env PDMPI_SHM_P2P=0 PDMPI_P2P_SOCKETS=0 "$PDMPIRUN" -np "$np" \
+        "$p2p_check"
 done
 
 # A sender waiting for its receiver to take a 4 MiB message learns that
@@ -44,6 +51,9 @@ else
     echo "# SKIP a small /dev/shm: needs root and a mount namespace"
 fi
 
+check "PDMPI_P2P_SOCKETS=yes is refused with a message" \
+    sh -c "env PDMPI_P2P_SOCKETS=yes '$top_builddir/tests/world_check' 2>&1 |
+           grep -q 'PDMPI_P2P_SOCKETS=yes'"
 check "PDMPI_SHM_P2P=2 is refused with a message" \
     sh -c "env PDMPI_SHM_P2P=2 '$top_builddir/tests/world_check' 2>&1 |
            grep -q 'PDMPI_SHM_P2P=2 is not one of 0, 1, copy'"

@@ -51,6 +51,9 @@ struct pd_backend_comm_init {
     int timeout_ms;                 /* every wait is bounded by this */
     const char *bind_host;          /* local address for data sockets */
     const char *bind_iface;         /* or an interface name; may be NULL */
+    int p2p_sockets;                /* messages on sockets pdmpi reads and
+                                       writes itself where it can (1), or
+                                       through the backend's own (0) */
 };
 
 /* An algorithm core asks for (see core/algo.c); DEFAULT = the backend's. */

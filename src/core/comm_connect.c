@@ -64,6 +64,7 @@ int pd_comm_connect_host(const char *label, int rank, int size,
         .store = store,
         .store_prefix = prefix,
         .timeout_ms = pd_rt.config.timeout_ms,
+        .p2p_sockets = pd_rt.config.p2p_sockets,
     };
     pd_choose_bind(&init.bind_iface, &init.bind_host, hostbuf,
                    sizeof(hostbuf));

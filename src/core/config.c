@@ -192,6 +192,11 @@ PD_LOADER(pd_load_shm_p2p)
     return 0;
 }
 
+PD_LOADER(pd_load_p2p_sockets)
+{
+    return pd_load_switch(name, v, &c->p2p_sockets, err, errlen);
+}
+
 PD_LOADER(pd_load_shm_stream)
 {
     (void)name;
@@ -265,6 +270,9 @@ static const struct pd_config_var pd_vars[] = {
       pd_load_shm_chunk },
     { "PDMPI_SHM_P2P", "1", "point-to-point on one host: 1 shared memory, "
       "copy through shared files, 0 over gloo", pd_load_shm_p2p },
+    { "PDMPI_P2P_SOCKETS", "1", "messages over gloo: 1 on connections pdmpi "
+      "reads and writes itself, 0 through gloo's asynchronous pairs",
+      pd_load_p2p_sockets },
     { "PDMPI_SHM_STREAM", "131072", "bytes from which pieces go into shared "
       "memory with non-temporal stores; 0: never", pd_load_shm_stream },
     { "PDMPI_NCCL_LIB", "libnccl.so.2", "the NCCL library to load",
@@ -312,6 +320,7 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     c->shm_chunk = PD_DEFAULT_SHM_CHUNK;
     c->shm_stream = PD_DEFAULT_SHM_STREAM;
     c->shm_p2p = PD_SHM_P2P_ON;
+    c->p2p_sockets = 1;
     for (size_t i = 0; i < sizeof(pd_vars) / sizeof(pd_vars[0]); i++) {
         const struct pd_config_var *var = &pd_vars[i];
         const char *v = getenv(var->name);

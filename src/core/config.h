@@ -40,6 +40,7 @@ struct pd_config {
     int shm_chunk_set;          /* PDMPI_SHM_CHUNK was given */
     size_t shm_stream;          /* PDMPI_SHM_STREAM, bytes; 0 = never */
     int shm_p2p;                /* PDMPI_SHM_P2P: enum pd_shm_p2p */
+    int p2p_sockets;            /* PDMPI_P2P_SOCKETS: 1 (default) | 0 */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */
     char cudart_lib[512];       /* PDMPI_CUDART_LIB */

@@ -497,10 +497,12 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
         if (r != init->rank)
           pairs[r] = ch.context->getPair(r).get();
       ch.fds = pair_sockets(pairs);
-      PdStore p2p_store(init->store,
-                        std::string(init->store_prefix) + "/p2p",
-                        init->timeout_ms);
-      comm->p2p.active = p2p_connect(comm.get(), p2p_store, dev);
+      if (init->p2p_sockets) {
+        PdStore p2p_store(init->store,
+                          std::string(init->store_prefix) + "/p2p",
+                          init->timeout_ms);
+        comm->p2p.active = p2p_connect(comm.get(), p2p_store, dev);
+      }
     }
     *out = comm.release();
     return PD_BACKEND_OK;
