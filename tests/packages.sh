@@ -42,21 +42,25 @@ else
 fi
 
 deb() { echo "$PD_TMP/${1}_${version}_$arch.deb"; }
-has() { dpkg-deb -c "$(deb "$1")" | grep -q " \./$2"; }
-check "libpdmpi0 holds the shared library" has libpdmpi0 'usr/lib/.*/libpdmpi.so.0 -> '
+# holds PACKAGE PATTERN...: the package's file list has a line for each.
+holds() {
+    pkg=$1
+    shift
+    dpkg-deb -c "$(deb "$pkg")" > "$PD_TMP/contents" || return 1
+    for pattern in "$@"; do
+        grep -q " \./$pattern" "$PD_TMP/contents" || return 1
+    done
+}
+check "libpdmpi0 holds the shared library" \
+    holds libpdmpi0 'usr/lib/.*/libpdmpi.so.0 -> '
 check "libpdmpi-dev holds the wrappers, pdmpi.h, pdmpi.pc and the link" \
-    sh -c "$(command -v dpkg-deb) -c '$(deb libpdmpi-dev)' > '$PD_TMP/dev' &&
-        grep -q ' ./usr/bin/pdmpicc\$' '$PD_TMP/dev' &&
-        grep -q ' ./usr/bin/pdmpicxx\$' '$PD_TMP/dev' &&
-        grep -q ' ./usr/include/pdmpi.h\$' '$PD_TMP/dev' &&
-        grep -q ' ./usr/lib/.*/pkgconfig/pdmpi.pc\$' '$PD_TMP/dev' &&
-        grep -q ' ./usr/lib/.*/libpdmpi.so -> ' '$PD_TMP/dev'"
+    holds libpdmpi-dev 'usr/bin/pdmpicc$' 'usr/bin/pdmpicxx$' \
+    'usr/include/pdmpi.h$' 'usr/lib/.*/pkgconfig/pdmpi.pc$' \
+    'usr/lib/.*/libpdmpi.so -> '
 check "pdmpi-bin holds pdmpirun, pdmpi_info, the drop-in and pdmpi(7)" \
-    sh -c "$(command -v dpkg-deb) -c '$(deb pdmpi-bin)' > '$PD_TMP/bin' &&
-        grep -q ' ./usr/bin/pdmpirun\$' '$PD_TMP/bin' &&
-        grep -q ' ./usr/bin/pdmpi_info\$' '$PD_TMP/bin' &&
-        grep -q ' ./usr/lib/.*/pdmpi/libmpi.so.40 -> ../libpdmpi.so.0' '$PD_TMP/bin' &&
-        grep -q ' ./usr/share/man/man7/pdmpi.7.gz\$' '$PD_TMP/bin'"
+    holds pdmpi-bin 'usr/bin/pdmpirun$' 'usr/bin/pdmpi_info$' \
+    'usr/lib/.*/pdmpi/libmpi.so.40 -> ../libpdmpi.so.0' \
+    'usr/share/man/man7/pdmpi.7.gz$'
 
 if command -v lintian > /dev/null 2>&1; then
     lintian "$PD_TMP/pdmpi_${version}_$arch.changes" > "$PD_TMP/lintian" 2> /dev/null

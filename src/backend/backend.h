@@ -146,6 +146,7 @@ struct pd_backend_ops {
     int (*p2p_start)(struct pd_backend_comm *comm, pd_p2p_deliver_fn deliver,
                      void *ctx, struct pd_backend_error *err);
     void (*p2p_stop)(struct pd_backend_comm *comm);
+    /* *send NULL: the message is already written (complete). */
     int (*p2p_post)(struct pd_backend_comm *comm, int dst, int tag,
                     const void *data, size_t bytes, struct pd_p2p_send **send,
                     struct pd_backend_error *err);

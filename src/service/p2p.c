@@ -463,6 +463,8 @@ static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
         pd_fail_set(fail, MPI_ERR_OTHER, "%s", berr.msg);
         return fail->errclass;
     }
+    if (send == NULL)   /* written already: nothing left to wait for */
+        return pd_done_request(comm, call, request, fail);
     if (request == NULL)
         return pd_p2p_wait_send(comm, send, fail);
     /* The progress thread waits for it, after earlier queued work. */

@@ -174,7 +174,6 @@ constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 365);
 }  // namespace
 
 struct pd_p2p_send {
-  bool written = false;  // on the messages' channel: complete once posted
   P2PHeader header;
   std::vector<unsigned char> packed;  // header and an eager payload
   std::unique_ptr<gloo::transport::UnboundBuffer> header_buf;
@@ -420,19 +419,27 @@ std::vector<int> pair_sockets(
  * awake and still lets every other rank of the host run. */
 constexpr auto kPollBeforeSleep = std::chrono::milliseconds(1);
 
+/* poll(fds, n, 0) with yields between looks until one is ready or
+ * kPollBeforeSleep has passed: poll's result (0: nothing came). */
+int poll_yielding(struct pollfd* fds, nfds_t n) {
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 1;; i++) {
+    int ready = poll(fds, n, 0);
+    if (ready != 0 ||
+        (i % 16 == 0 &&
+         std::chrono::steady_clock::now() - start > kPollBeforeSleep))
+      return ready;
+    sched_yield();
+  }
+}
+
+/* Data, a closed connection or an error on fd (read() says which), or
+ * kPollBeforeSleep gone by. */
 void await_readable(int fd) {
   if (fd < 0)
     return;
-  const auto start = std::chrono::steady_clock::now();
-  for (unsigned i = 1;; i++) {
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, 0) != 0)
-      return;  // data, a closed connection or an error: read() says which
-    if (i % 16 == 0 &&
-        std::chrono::steady_clock::now() - start > kPollBeforeSleep)
-      return;
-    sched_yield();
-  }
+  struct pollfd p = {fd, POLLIN, 0};
+  poll_yielding(&p, 1);
 }
 
 /* Unbound-buffer messages live in a slot space of their own, clear of
@@ -453,8 +460,9 @@ int unsupported_size(pd_backend_error* err, const char* what, size_t size) {
 
 extern "C" {
 
-static bool p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
+static void p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
                         std::shared_ptr<gloo::transport::Device>& dev);
+static bool p2p_usable(pd_backend_comm* comm);
 
 static int pd_gloo_comm_create(const pd_backend_comm_init* init,
                                pd_backend_comm** out, pd_backend_error* err) {
@@ -492,16 +500,28 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
         ch.out[r] = pair->createSendBuffer(kAgreeSlot, &ch.outbox,
                                            sizeof(AgreeHead));
       }
-      std::vector<const gloo::transport::Pair*> pairs(init->size, nullptr);
-      for (int r = 0; r < init->size; r++)
-        if (r != init->rank)
-          pairs[r] = ch.context->getPair(r).get();
-      ch.fds = pair_sockets(pairs);
       if (init->p2p_sockets) {
         PdStore p2p_store(init->store,
                           std::string(init->store_prefix) + "/p2p",
                           init->timeout_ms);
-        comm->p2p.active = p2p_connect(comm.get(), p2p_store, dev);
+        p2p_connect(comm.get(), p2p_store, dev);
+      }
+      /* Both meshes' sockets in one scan: ranks 0..size-1 are the
+       * agreement's, size..2*size-1 the messages'. */
+      std::vector<const gloo::transport::Pair*> pairs(2 * init->size,
+                                                      nullptr);
+      for (int r = 0; r < init->size; r++) {
+        if (r == init->rank)
+          continue;
+        pairs[r] = ch.context->getPair(r).get();
+        if (comm->p2p.context)
+          pairs[init->size + r] = comm->p2p.context->getPair(r).get();
+      }
+      std::vector<int> fds = pair_sockets(pairs);
+      ch.fds.assign(fds.begin(), fds.begin() + init->size);
+      if (comm->p2p.context) {
+        comm->p2p.fds.assign(fds.begin() + init->size, fds.end());
+        comm->p2p.active = p2p_usable(comm.get());
       }
     }
     *out = comm.release();
@@ -1051,9 +1071,8 @@ static void pd_gloo_receive_loop(pd_backend_comm* comm,
 }
 
 /* Connect the messages' channel (with the communicator: every rank is
- * here). True where every rank found its sockets; false, on every rank
- * alike, where one did not. */
-static bool p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
+ * here); its sockets are found with the agreement's (comm_create). */
+static void p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
                         std::shared_ptr<gloo::transport::Device>& dev) {
   P2PChannel& ch = comm->p2p;
   ch.timeout_ms = static_cast<int>(comm->timeout.count());
@@ -1061,16 +1080,17 @@ static bool p2p_connect(pd_backend_comm* comm, gloo::rendezvous::Store& store,
       std::make_shared<gloo::rendezvous::Context>(comm->rank, comm->size);
   ch.context->setTimeout(comm->timeout);
   ch.context->connectFullMesh(store, dev);
-  std::vector<const gloo::transport::Pair*> pairs(comm->size, nullptr);
   for (int r = 0; r < comm->size; r++) {
     ch.send_mutex.push_back(std::make_unique<std::mutex>());
-    if (r == comm->rank)
-      continue;
-    auto& pair = ch.context->getPair(r);
-    pair->setSync(true, false);  // out of gloo's loop: ours to read
-    pairs[r] = pair.get();
+    if (r != comm->rank)
+      ch.context->getPair(r)->setSync(true, false);  // out of gloo's loop
   }
-  ch.fds = pair_sockets(pairs);
+}
+
+/* True where every rank found its channel sockets; false, on every rank
+ * alike, where one did not (then the asynchronous pairs carry messages). */
+static bool p2p_usable(pd_backend_comm* comm) {
+  P2PChannel& ch = comm->p2p;
   uint64_t found = 1;
   for (int r = 0; r < comm->size; r++)
     if (r != comm->rank && ch.fds[r] < 0)
@@ -1112,17 +1132,11 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
     for (;;) {
       for (auto& p : polled)
         p.revents = 0;
-      /* As await_readable: look with yields for a while, then sleep. */
-      int ready = 0;
-      const auto start = std::chrono::steady_clock::now();
-      for (unsigned k = 1; ready == 0; k++) {
-        ready = poll(polled.data(), polled.size(), 0);
-        if (ready != 0 || (k % 16 == 0 && std::chrono::steady_clock::now() -
-                                                  start > kPollBeforeSleep))
-          break;
-        sched_yield();
-      }
-      if (ready == 0 && poll(polled.data(), polled.size(), -1) < 0) {
+      /* Look with yields for a while, then sleep. */
+      int ready = poll_yielding(polled.data(), polled.size());
+      if (ready == 0)
+        ready = poll(polled.data(), polled.size(), -1);
+      if (ready < 0) {
         if (errno == EINTR)
           continue;
         throw std::runtime_error(std::string("poll: ") + strerror(errno));
@@ -1227,13 +1241,12 @@ static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
                             const void* data, size_t bytes, pd_p2p_send** out,
                             pd_backend_error* err) {
   try {
-    auto send = std::make_unique<pd_p2p_send>();
     if (comm->p2p.active) {
       p2p_write(comm, dst, tag, data, bytes);
-      send->written = true;
-      *out = send.release();
+      *out = nullptr;  // complete
       return PD_BACKEND_OK;
     }
+    auto send = std::make_unique<pd_p2p_send>();
     send->header.bytes = bytes;
     send->header.tag = tag;
     send->header.reserved = 0;
@@ -1270,8 +1283,6 @@ static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
 static int pd_gloo_p2p_wait(pd_backend_comm* comm, pd_p2p_send* send,
                             pd_backend_error* err) {
   std::unique_ptr<pd_p2p_send> owned(send);
-  if (owned->written)
-    return PD_BACKEND_OK;
   try {
     if (!owned->header_buf->waitSend(comm->timeout) ||
         (owned->payload_buf && !owned->payload_buf->waitSend(comm->timeout)))
