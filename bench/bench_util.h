@@ -12,7 +12,10 @@
  * with Open MPI's mpicc and with MPICH's mpicc. pdmpi's extensions
  * (half-precision types) come from pdmpi.h where it is found: define
  * PDMPI_BENCH to insist on it, BENCH_NO_PDMPI to build without it while
- * pdmpi's include directory is on the path.
+ * pdmpi's include directory is on the path -- which it is for every
+ * compiler once a pdmpi package has put pdmpi.h in /usr/include, so a
+ * build for another MPI there needs BENCH_NO_PDMPI (bench/compare passes
+ * it).
  *
  * fp16 and bf16 come with MPIX_C_FLOAT16 and MPIX_BFLOAT16. MPICH
  * defines MPIX_C_FLOAT16 but sums it only when built with _Float16
