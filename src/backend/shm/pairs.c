@@ -94,17 +94,16 @@ static size_t pd_record_len(const struct pd_pair_msg *m)
     return pd_round_line(pd_payload_offset(m) + m->payload);
 }
 
-/* Ring bytes per pair: 16 MiB for the whole host, each ring between
- * 8 KiB (a 2 KiB message eager) and 256 KiB. */
+/* Ring bytes per pair: 16 MiB for the whole host, each ring a power of
+ * two (a position in it is a mask, not a division, on every message)
+ * between 8 KiB (a 2 KiB message eager) and 256 KiB. */
 static size_t pd_ring_bytes(int size)
 {
     size_t pairs = size > 1 ? (size_t)size * (size_t)(size - 1) : 1;
-    size_t r = ((size_t)16 << 20) / pairs;
-    if (r > ((size_t)256 << 10))
-        r = (size_t)256 << 10;
-    if (r < ((size_t)8 << 10))
-        r = (size_t)8 << 10;
-    return r & ~(size_t)4095;
+    size_t r = (size_t)256 << 10;
+    while (r > ((size_t)8 << 10) && r * pairs > ((size_t)16 << 20))
+        r /= 2;
+    return r;
 }
 
 static size_t pd_ranks_bytes(int size)
@@ -299,7 +298,7 @@ bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
     size_t R = p->ring_bytes;
     size_t need = pd_record_len(m);
     uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-    size_t pos = (size_t)(tail % R), skip = pos + need > R ? R - pos : 0;
+    size_t pos = (size_t)tail & (R - 1), skip = pos + need > R ? R - pos : 0;
     /* A line to spare: where the next record will start is free. */
     size_t want = skip + need + PD_LINE;
     if (want > R)
@@ -324,7 +323,8 @@ bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
         memcpy((unsigned char *)r + off, payload, m->payload);
     /* Where the next record goes may hold an old payload's bytes where
      * its stamp will be: clear them before this record is seen. */
-    struct pd_pair_msg *next = (struct pd_pair_msg *)(ring + (at + need) % R);
+    struct pd_pair_msg *next =
+        (struct pd_pair_msg *)(ring + ((at + need) & (R - 1)));
     __atomic_store_n(&next->stamp, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&r->stamp, start + 1, __ATOMIC_RELEASE);
     if (skip > 0) {
@@ -349,8 +349,8 @@ const struct pd_pair_msg *pd_shm_pairs_peek(struct pd_shm_pairs *p, int src)
     unsigned char *ring = pd_ring(p, src, p->rank);
     for (;;) {
         uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-        const struct pd_pair_msg *m =
-            (const struct pd_pair_msg *)(ring + head % p->ring_bytes);
+        const struct pd_pair_msg *m = (const struct pd_pair_msg *)(
+            ring + (head & (p->ring_bytes - 1)));
         if (__atomic_load_n(&m->stamp, __ATOMIC_ACQUIRE) != head + 1)
             return NULL;
         if (m->kind != PD_PAIR_WRAP)
@@ -459,17 +459,16 @@ int pd_shm_pairs_file(const void *buf, size_t bytes, uint64_t key_hash,
     return 0;
 }
 
-/* A record waits in a ring to this rank (after saying it sleeps). */
-static bool pd_anything_in(struct pd_shm_pairs *p)
+bool pd_shm_pairs_arrived(struct pd_shm_pairs *p)
 {
     for (int r = 0; r < p->size; r++) {
-        struct pd_pair_queue *q = pd_queue(p, r, p->rank);
         if (r == p->rank)
             continue;
-        uint64_t head = atomic_load(&q->head);
+        struct pd_pair_queue *q = pd_queue(p, r, p->rank);
+        uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
         const struct pd_pair_msg *m = (const struct pd_pair_msg *)(
-            pd_ring(p, r, p->rank) + head % p->ring_bytes);
-        if (__atomic_load_n(&m->stamp, __ATOMIC_SEQ_CST) == head + 1)
+            pd_ring(p, r, p->rank) + (head & (p->ring_bytes - 1)));
+        if (__atomic_load_n(&m->stamp, __ATOMIC_ACQUIRE) == head + 1)
             return true;
     }
     return false;
@@ -491,6 +490,8 @@ void pd_shm_pairs_idle(struct pd_shm_pairs *p, uint32_t bell,
                        int64_t waited_ns)
 {
     struct pd_pair_rank *me = &p->ranks[p->rank];
+    if (waited_ns == 0)
+        return;
     if (waited_ns < p->spin_ns) {
         pd_cpu_relax();
         return;
@@ -500,7 +501,10 @@ void pd_shm_pairs_idle(struct pd_shm_pairs *p, uint32_t bell,
         return;
     }
     atomic_fetch_add(&me->sleeping, 1);     /* threads of this rank */
-    if (atomic_load(&me->bell) == bell && !pd_anything_in(p)) {
+    /* After saying it sleeps, a full fence before the last look: a
+     * sender either sees the sleeper or its record is seen here. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&me->bell) == bell && !pd_shm_pairs_arrived(p)) {
         struct timespec nap = { 0, 1000000 };
         syscall(SYS_futex, &me->bell, FUTEX_WAIT, bell, &nap, NULL, 0);
     }
