@@ -329,6 +329,32 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
     /* On the stack only where nothing may write to it after this
      * returns: a blocking send that does not wait for an acknowledgement. */
     bool eager = bytes <= pd_shm_pairs_eager(pd_q.pairs);
+    if (eager) {
+        /* Nothing queued to this rank before it: straight into the ring,
+         * its header on the stack, no record to keep (an Isend's request
+         * is born complete, made first so that a message sent is never
+         * reported lost for want of memory). */
+        struct ompi_request_t *done = NULL;
+        if (request != NULL &&
+            (done = pd_request_new_done(comm, call)) == NULL) {
+            pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
+            return fail->errclass;
+        }
+        struct pd_pair_msg m = { .payload = (uint32_t)bytes,
+                                 .kind = PD_PAIR_EAGER, .cid = cid,
+                                 .src = comm->rank, .tag = tag };
+        pd_spin_lock_take(&pd_q.send_lock[to]);
+        bool pushed = pd_q.pending[to] == NULL &&
+                      pd_shm_pairs_push(pd_q.pairs, to, &m, buf);
+        pd_spin_unlock(&pd_q.send_lock[to]);
+        if (pushed) {
+            if (request != NULL)
+                *request = done;
+            return MPI_SUCCESS;
+        }
+        if (done != NULL)
+            pd_request_release(&done);
+    }
     bool by_file = !eager && (pd_rt.config.shm_p2p == PD_SHM_P2P_COPY ||
                               !pd_shm_pairs_cma(pd_q.pairs, to));
     struct pd_pair_send local, *s = &local;
@@ -595,7 +621,8 @@ static void pd_take(int from, const struct pd_pair_msg *m)
 
 static bool pd_drain(void)
 {
-    if (!pd_spin_trylock(&pd_q.drain_lock))
+    if (!pd_shm_pairs_arrived(pd_q.pairs) ||
+        !pd_spin_trylock(&pd_q.drain_lock))
         return false;
     bool moved = false;
     for (int r = 0; r < pd_q.size; r++) {
