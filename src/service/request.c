@@ -36,6 +36,15 @@ static struct pd_request_state *pd_state_take(void)
     return st != NULL ? st : malloc(sizeof(*st));
 }
 
+/* The queues' hooks, where waiting threads poll (pd_polled). */
+static struct pd_request_progress pd_progress_hooks;
+static bool pd_progress_set;
+
+static bool pd_polled(void)
+{
+    return __atomic_load_n(&pd_progress_set, __ATOMIC_ACQUIRE);
+}
+
 /* A fresh state for call on comm, in memory of any past (cleared up to
  * its reason's kilobyte, which is made empty). */
 static void pd_state_init(struct pd_request_state *st,
@@ -112,7 +121,17 @@ void pd_request_init_local(struct ompi_request_t *req,
                            struct pd_request_state *st,
                            struct ompi_communicator_t *comm, const char *call)
 {
-    pd_state_init(st, comm, call);
+    /* Polled, nobody sleeps on the condition, and only done is read
+     * without the waiter's thread: a store completes it. */
+    if (pd_polled()) {
+        memset(st, 0, offsetof(struct pd_request_state, fail.msg));
+        st->fail.msg[0] = '\0';
+        st->comm = comm;
+        st->call = call;
+        st->lock_free = true;
+    } else {
+        pd_state_init(st, comm, call);
+    }
     memset(req, 0, sizeof(*req));
     req->magic = PD_MAGIC_REQUEST;
     req->id = 1;
@@ -123,7 +142,8 @@ int pd_request_finish_local(struct ompi_request_t *req, MPI_Status *status,
                             struct pd_fail *fail)
 {
     int errclass = pd_state_outcome(req->state, status, fail);
-    pd_state_end(req->state);     /* the caller's stack goes next */
+    if (!req->state->lock_free)
+        pd_state_end(req->state);   /* the caller's stack goes next */
     return errclass;
 }
 
@@ -152,9 +172,6 @@ static void pd_request_state_free(struct pd_request_state *st)
     pd_state_give(st);
 }
 
-static struct pd_request_progress pd_progress_hooks;
-static bool pd_progress_set;
-
 void pd_request_set_progress(const struct pd_request_progress *progress)
 {
     if (progress == NULL) {
@@ -163,11 +180,6 @@ void pd_request_set_progress(const struct pd_request_progress *progress)
     }
     pd_progress_hooks = *progress;
     __atomic_store_n(&pd_progress_set, true, __ATOMIC_RELEASE);
-}
-
-static bool pd_polled(void)
-{
-    return __atomic_load_n(&pd_progress_set, __ATOMIC_ACQUIRE);
 }
 
 uint32_t pd_request_poll(void)
@@ -214,6 +226,13 @@ static void pd_request_deliver_orphan(struct pd_request_state *st)
 
 void pd_request_complete(struct pd_request_state *st)
 {
+    if (st->lock_free) {
+        /* Its waiter may return at once: st is not touched after. */
+        __atomic_store_n(&st->done, true, __ATOMIC_RELEASE);
+        if (pd_polled())
+            pd_progress_hooks.wake();
+        return;
+    }
     pthread_mutex_lock(&st->lock);
     __atomic_store_n(&st->done, true, __ATOMIC_RELEASE);  /* polls read it */
     bool orphan = st->user_freed;
@@ -308,7 +327,7 @@ void pd_request_wait_done(struct ompi_request_t *req)
             pd_request_wait_done(req->state->parts[i]);
         return;
     }
-    if (pd_polled()) {
+    if (pd_polled() || req->state->lock_free) {
         pd_request_poll_until_done(req);
         return;
     }

@@ -79,6 +79,10 @@ struct pd_request_state {
     void *deferred_args;
     void (*deferred_free)(void *args);
     struct pd_request_state *next;  /* progress queue link */
+    /* A request on its waiter's stack, whose thread polls for it
+     * (pd_request_init_local where the queues are polled): completed by
+     * a store of done alone, its lock and condition never made. */
+    bool lock_free;
     /* fail.errclass MPI_SUCCESS when it worked. Last: a new request
      * clears what comes before its reason's kilobyte, not the whole. */
     struct pd_fail fail;
