@@ -199,9 +199,30 @@ static int pd_check_p2p_buffer(MPI_Comm comm, const char *call,
     return pd_check_buffer(comm, call, buf, count, type, "buf");
 }
 
+/* Every argument of a send or receive fine, in one look: the common
+ * case skips the checks one by one, which name what is wrong. A derived
+ * type takes the long way (its extent may overflow). */
+static bool pd_p2p_args_fine(MPI_Comm comm, const void *buf, int count,
+                             MPI_Datatype type, int peer, int tag,
+                             bool any_ok)
+{
+    if (!pd_comm_is_usable(comm) || comm->state->inter != NULL || count < 0 ||
+        !pd_type_is_valid(type) || !pd_type_is_predefined(type) ||
+        buf == MPI_IN_PLACE || (buf == NULL && count > 0))
+        return false;
+    bool peer_fine = (peer >= 0 && peer < comm->size) ||
+                     peer == MPI_PROC_NULL ||
+                     (any_ok && peer == MPI_ANY_SOURCE);
+    bool tag_fine = (tag >= 0 && tag <= PD_TAG_UB) ||
+                    (any_ok && tag == MPI_ANY_TAG);
+    return peer_fine && tag_fine;
+}
+
 int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
                   MPI_Datatype type, int dest, int tag)
 {
+    if (pd_p2p_args_fine(comm, buf, count, type, dest, tag, false))
+        return MPI_SUCCESS;
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
@@ -221,6 +242,8 @@ int pd_check_request_out(MPI_Comm comm, const char *call,
 int pd_check_recv(MPI_Comm comm, const char *call, void *buf, int count,
                   MPI_Datatype type, int source, int tag)
 {
+    if (pd_p2p_args_fine(comm, buf, count, type, source, tag, true))
+        return MPI_SUCCESS;
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
