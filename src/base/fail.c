@@ -16,6 +16,10 @@ void pd_fail_set(struct pd_fail *fail, int errclass, const char *fmt, ...)
 void pd_fail_copy(struct pd_fail *to, const struct pd_fail *from)
 {
     to->errclass = from->errclass;
+    if (from->msg[0] == '\0') {    /* success, mostly: no string calls */
+        to->msg[0] = '\0';
+        return;
+    }
     size_t n = strnlen(from->msg, sizeof(from->msg) - 1);
     memcpy(to->msg, from->msg, n);
     to->msg[n] = '\0';

@@ -316,9 +316,15 @@ bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
     size_t at = skip > 0 ? 0 : pos;
     struct pd_pair_msg *r = (struct pd_pair_msg *)(ring + at);
     size_t off = pd_payload_offset(m);
-    memcpy((unsigned char *)r + sizeof(r->stamp),
-           (const unsigned char *)m + sizeof(m->stamp),
-           off - sizeof(m->stamp));
+    /* Sizes the compiler knows: moves, not calls. */
+    if (off == PD_PAIR_INLINE_OFFSET)
+        memcpy((unsigned char *)r + sizeof(r->stamp),
+               (const unsigned char *)m + sizeof(m->stamp),
+               PD_PAIR_INLINE_OFFSET - sizeof(m->stamp));
+    else
+        memcpy((unsigned char *)r + sizeof(r->stamp),
+               (const unsigned char *)m + sizeof(m->stamp),
+               sizeof(*m) - sizeof(m->stamp));
     if (m->payload > 0)
         memcpy((unsigned char *)r + off, payload, m->payload);
     /* Where the next record goes may hold an old payload's bytes where
