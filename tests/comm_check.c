@@ -1001,6 +1001,61 @@ static void check_idup(void)
            "messages its own");
 }
 
+/* MPI_Comm_idup never waits for the other members: ranks start idups of
+ * two communicators in opposite orders, and rank 0 sends to rank 1 after
+ * its idup of the world while rank 1 receives that message before its
+ * own. A blocking idup deadlocks in both where forming a duplicate's
+ * connections needs every member (PDMPI_SHM=0, or more than one host). */
+static void check_idup_overlap(void)
+{
+    struct verdict v = {""};
+    MPI_Comm a = MPI_COMM_NULL, b = MPI_COMM_NULL;
+    MPI_Comm da = MPI_COMM_NULL, db = MPI_COMM_NULL, dw = MPI_COMM_NULL;
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &a));
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &b));
+    MPI_Request r[3];
+    if (world_rank % 2 == 0) {
+        check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(a, &da, &r[0]));
+        check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(b, &db, &r[1]));
+    } else {
+        check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(b, &db, &r[1]));
+        check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(a, &da, &r[0]));
+    }
+    int token = 0;
+    if (world_rank == 0) {
+        check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(MPI_COMM_WORLD, &dw, &r[2]));
+        if (world_size > 1)
+            check_rc(&v, "MPI_Send",
+                     MPI_Send(&(int){ 41 }, 1, MPI_INT, 1, 5, MPI_COMM_WORLD));
+    } else {
+        if (world_rank == 1)
+            check_rc(&v, "MPI_Recv", MPI_Recv(&token, 1, MPI_INT, 0, 5,
+                                              MPI_COMM_WORLD,
+                                              MPI_STATUS_IGNORE));
+        check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(MPI_COMM_WORLD, &dw, &r[2]));
+    }
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+    if (world_rank == 1 && token != 41)
+        fail(&v, "rank 1 received %d from rank 0, expected 41", token);
+    /* Each duplicate works, and is its own: sums of ranks plus a
+     * communicator's number over the three at once. */
+    MPI_Comm dups[3] = { da, db, dw };
+    for (int i = 0; i < 3; i++) {
+        int mine = world_rank + 1000 * i, sum = -1;
+        check_rc(&v, "MPI_Allreduce",
+                 MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, dups[i]));
+        int expect = world_size * (world_size - 1) / 2 + 1000 * i * world_size;
+        if (sum != expect)
+            fail(&v, "duplicate %d sums %d, expected %d", i, sum, expect);
+    }
+    for (int i = 0; i < 3; i++)
+        check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&dups[i]));
+    check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&a));
+    check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&b));
+    report(&v, "MPI_Comm_idup waits for nobody: two in opposite orders, "
+           "one across a message");
+}
+
 /* Datatype attributes: a copy callback that stores value + 1 in a
  * duplicate, a delete callback that counts, on a derived type and on
  * MPI_INT; a communicator's keyval is not one of a datatype's. */
@@ -1140,6 +1195,15 @@ int main(int argc, char **argv)
 
     if (world_rank == 0)
         printf("# comm_check on %d rank(s)\n", world_size);
+    /* "idup": those checks alone (the suite runs them on the network
+     * path too, where the whole program would take a minute). */
+    if (argc > 1 && strcmp(argv[1], "idup") == 0) {
+        check_idup();
+        check_idup_overlap();
+        int status = finish();
+        MPI_Finalize();
+        return status;
+    }
 
     check_world_and_self();
     check_names();
@@ -1150,6 +1214,7 @@ int main(int argc, char **argv)
     check_attributes();
     check_type_attributes();
     check_idup();
+    check_idup_overlap();
     check_dup_free_cycles();
     check_interleaved();
     set_self_attributes();

@@ -18,4 +18,11 @@ for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check \
         check_tap "$prog at np $np" run_np "$np" "$top_builddir/tests/$prog"
     done
 done
+# MPI_Comm_idup where forming a duplicate's connections needs every
+# member: on one host, the network path.
+for np in $sizes; do
+    check_tap "comm_check idup without shared memory at np $np" \
+        env PDMPI_SHM=0 timeout -k 10 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
+        -np "$np" "$top_builddir/tests/comm_check" idup
+done
 finish

@@ -1,11 +1,13 @@
 /* Communicators: queries, error handlers, creation and release. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
 #include "api/mpi1.h"
 #include "service/comm_create.h"
 #include "service/intercomm.h"
+#include "service/progress.h"
 #include "service/request.h"
 #include "core/attr.h"
 #include "core/group.h"
@@ -142,10 +144,54 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return pd_created(comm, call, pd_comm_dup(comm, newcomm, &fail), &fail);
 }
 
-/* The duplicate is made before this returns: on one host that needs no
- * other rank; where the communicator's messages cross hosts it waits for
- * the members to form its connections, as MPI_Comm_dup does. The request
- * is born complete. */
+/* An MPI_Comm_idup of an intracommunicator: its id taken in call order,
+ * the duplicate made on comm's progress thread, so that the call never
+ * waits for the members to form its connections (ranks may start other
+ * idups, of other communicators, in another order first). */
+struct pd_idup {
+    struct ompi_communicator_t *comm;
+    char id[PD_COMM_ID_LEN];
+    MPI_Comm *newcomm;          /* written when the duplicate is made */
+};
+
+static int pd_idup_run(void *args, struct pd_fail *fail)
+{
+    struct pd_idup *a = args;
+    MPI_Comm made;
+    int rc = pd_comm_dup_as(a->comm, a->id, &made, fail);
+    *a->newcomm = rc == MPI_SUCCESS ? made : MPI_COMM_NULL;
+    return rc;
+}
+
+static int pd_idup_defer(MPI_Comm comm, const char *call, MPI_Comm *newcomm,
+                         MPI_Request *request)
+{
+    struct pd_idup *a = malloc(sizeof(*a));
+    struct ompi_request_t *req = a != NULL ? pd_request_new(comm, call)
+                                           : NULL;
+    if (req == NULL) {
+        free(a);
+        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+    }
+    a->comm = comm;
+    a->newcomm = newcomm;
+    pd_comm_child_id(comm, a->id, "");
+    req->state->collective = true;
+    req->state->deferred = pd_idup_run;
+    req->state->deferred_args = a;
+    req->state->deferred_free = free;
+    struct pd_fail fail;
+    if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
+        pd_request_complete(req->state);
+        pd_request_release(&req);
+        return pd_raise_fail(comm, call, &fail);
+    }
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+/* An intercommunicator's duplicate is made before this returns, as
+ * MPI_Comm_dup makes it; the request is born complete. */
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     static const char call[] = "MPI_Comm_idup";
@@ -153,6 +199,8 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_newcomm(comm, call, newcomm));
     PD_CHECK(pd_check_request_out(comm, call, request));
+    if (!pd_comm_is_inter(comm))
+        return pd_idup_defer(comm, call, newcomm, request);
     struct pd_fail fail;
     PD_CHECK(pd_created(comm, call, pd_comm_dup(comm, newcomm, &fail),
                         &fail));

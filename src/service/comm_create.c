@@ -112,6 +112,12 @@ int pd_comm_dup(struct ompi_communicator_t *comm,
         return pd_intercomm_dup(comm, out, fail);
     char id[PD_COMM_ID_LEN];
     pd_comm_child_id(comm, id, "");
+    return pd_comm_dup_as(comm, id, out, fail);
+}
+
+int pd_comm_dup_as(struct ompi_communicator_t *comm, const char *id,
+                   struct ompi_communicator_t **out, struct pd_fail *fail)
+{
     struct ompi_group_t *group = comm->state->group;
     pd_group_retain(group);
     int rc = pd_comm_finish(comm, group, id, out, fail);

@@ -7,6 +7,11 @@
 /* Creation; *out is MPI_COMM_NULL for a rank that is not a member. */
 int pd_comm_dup(struct ompi_communicator_t *comm,
                 struct ompi_communicator_t **out, struct pd_fail *fail);
+/* The duplicate of intracommunicator comm whose id pd_comm_child_id
+ * gave (MPI_Comm_idup takes the id in call order, then makes it in its
+ * turn on comm's progress thread). */
+int pd_comm_dup_as(struct ompi_communicator_t *comm, const char *id,
+                   struct ompi_communicator_t **out, struct pd_fail *fail);
 int pd_comm_split(struct ompi_communicator_t *comm, int color, int key,
                   struct ompi_communicator_t **out, struct pd_fail *fail);
 /* By host; ranks that pass member = false (MPI_UNDEFINED) still take
