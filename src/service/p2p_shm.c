@@ -77,6 +77,8 @@ static struct {
     pthread_cond_t helper_cond;
     pthread_t helper;
     bool helper_started, helper_stop;
+    _Atomic bool helper_running;    /* started and not stopped */
+    _Atomic bool helper_asleep;     /* waits on helper_cond */
     /* Polls by the program's threads (in waits, tests, probes): while it
      * grows, they do the helper's work themselves, and the helper stays
      * out of their way. */
@@ -269,10 +271,16 @@ static void *pd_helper_main(void *arg)
     uint64_t seen_polls = 0;
     pthread_mutex_lock(&pd_q.helper_lock);
     while (!pd_q.helper_stop) {
+        /* Says it sleeps, then looks again: a kick either sees that or
+         * made the work this look finds (pd_helper_kick). */
+        atomic_store(&pd_q.helper_asleep, true);
+        atomic_thread_fence(memory_order_seq_cst);
         if (!pd_anything_pending()) {
             pthread_cond_wait(&pd_q.helper_cond, &pd_q.helper_lock);
+            atomic_store(&pd_q.helper_asleep, false);
             continue;
         }
+        atomic_store(&pd_q.helper_asleep, false);
         pthread_mutex_unlock(&pd_q.helper_lock);
         /* A program thread that polls does all this, and a drain here
          * would hold it up (it copies what the program's thread would
@@ -313,10 +321,19 @@ static void *pd_helper_main(void *arg)
 
 static void pd_helper_kick(void)
 {
+    /* Running and awake, the helper finds the new work itself: no lock
+     * and no signal on every MPI_Irecv. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&pd_q.helper_running, memory_order_acquire) &&
+        !atomic_load(&pd_q.helper_asleep))
+        return;
     pthread_mutex_lock(&pd_q.helper_lock);
-    if (!pd_q.helper_started && !pd_q.helper_stop)
+    if (!pd_q.helper_started && !pd_q.helper_stop) {
         pd_q.helper_started =
             pthread_create(&pd_q.helper, NULL, pd_helper_main, NULL) == 0;
+        atomic_store_explicit(&pd_q.helper_running, pd_q.helper_started,
+                              memory_order_release);
+    }
     pthread_cond_signal(&pd_q.helper_cond);
     pthread_mutex_unlock(&pd_q.helper_lock);
 }
@@ -797,6 +814,7 @@ void pd_p2p_shm_close(void)
     }
     pthread_mutex_lock(&pd_q.helper_lock);
     pd_q.helper_stop = true;
+    atomic_store(&pd_q.helper_running, false);
     bool joined = pd_q.helper_started;
     pthread_cond_signal(&pd_q.helper_cond);
     pthread_mutex_unlock(&pd_q.helper_lock);

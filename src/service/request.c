@@ -1,3 +1,5 @@
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
@@ -46,23 +48,31 @@ static bool pd_polled(void)
 }
 
 /* A fresh state for call on comm, in memory of any past (cleared up to
- * its reason's kilobyte, which is made empty). */
+ * its reason's kilobyte, which is made empty). Where waits poll, nobody
+ * sleeps on its condition: it is made lock_free, with neither. */
 static void pd_state_init(struct pd_request_state *st,
                           struct ompi_communicator_t *comm, const char *call)
 {
     memset(st, 0, offsetof(struct pd_request_state, fail.msg));
     st->fail.msg[0] = '\0';
-    pthread_mutex_init(&st->lock, NULL);
-    pthread_cond_init(&st->done_cond, NULL);
+    if (pd_polled()) {
+        st->lock_free = true;
+    } else {
+        pthread_mutex_init(&st->lock, NULL);
+        pthread_cond_init(&st->done_cond, NULL);
+    }
     st->comm = comm;
     st->call = call;
 }
 
 /* The state's end: a waiter that polls reads done without the lock,
  * which the completing thread still holds while it wakes sleepers
- * (pd_request_complete), so wait until that thread has let go of it. */
+ * (pd_request_complete), so wait until that thread has let go of it. A
+ * lock-free state's completer touches it no more once done is set. */
 static void pd_state_end(struct pd_request_state *st)
 {
+    if (st->lock_free)
+        return;
     pthread_mutex_lock(&st->lock);
     pthread_mutex_unlock(&st->lock);
     pthread_cond_destroy(&st->done_cond);
@@ -121,17 +131,7 @@ void pd_request_init_local(struct ompi_request_t *req,
                            struct pd_request_state *st,
                            struct ompi_communicator_t *comm, const char *call)
 {
-    /* Polled, nobody sleeps on the condition, and only done is read
-     * without the waiter's thread: a store completes it. */
-    if (pd_polled()) {
-        memset(st, 0, offsetof(struct pd_request_state, fail.msg));
-        st->fail.msg[0] = '\0';
-        st->comm = comm;
-        st->call = call;
-        st->lock_free = true;
-    } else {
-        pd_state_init(st, comm, call);
-    }
+    pd_state_init(st, comm, call);
     memset(req, 0, sizeof(*req));
     req->magic = PD_MAGIC_REQUEST;
     req->id = 1;
@@ -227,8 +227,15 @@ static void pd_request_deliver_orphan(struct pd_request_state *st)
 void pd_request_complete(struct pd_request_state *st)
 {
     if (st->lock_free) {
-        /* Its waiter may return at once: st is not touched after. */
+        /* Who lets go of the state: this thread, where the program freed
+         * the request first (MPI_Request_free), else the program. Its
+         * waiter may return once done is set: st is not touched after. */
+        unsigned before = atomic_fetch_or(&st->handoff, PD_HANDOFF_DONE);
         __atomic_store_n(&st->done, true, __ATOMIC_RELEASE);
+        if (before & PD_HANDOFF_FREED) {
+            pd_request_deliver_orphan(st);
+            pd_request_state_free(st);
+        }
         if (pd_polled())
             pd_progress_hooks.wake();
         return;
@@ -275,6 +282,8 @@ bool pd_request_is_done(struct ompi_request_t *req)
         return true;
     }
     pd_request_poll();
+    if (st->lock_free)
+        return __atomic_load_n(&st->done, __ATOMIC_ACQUIRE);
     pthread_mutex_lock(&st->lock);
     bool done = st->done;
     pthread_mutex_unlock(&st->lock);
@@ -444,10 +453,21 @@ void pd_request_release(MPI_Request *handle)
     /* Read before the lock is let go: from then on, the thread that
      * completes the request frees its state. */
     bool generalized = st->greq_query != NULL;
-    pthread_mutex_lock(&st->lock);
-    bool done = st->done;
-    st->user_freed = true;
-    pthread_mutex_unlock(&st->lock);
+    bool done;
+    if (st->lock_free) {
+        /* Completed already: its completer sets done last, and is then
+         * done with the state (a few instructions away). */
+        __atomic_store_n(&st->user_freed, true, __ATOMIC_RELEASE);
+        done = atomic_fetch_or(&st->handoff, PD_HANDOFF_FREED) &
+               PD_HANDOFF_DONE;
+        while (done && !__atomic_load_n(&st->done, __ATOMIC_ACQUIRE))
+            sched_yield();
+    } else {
+        pthread_mutex_lock(&st->lock);
+        done = st->done;
+        st->user_freed = true;
+        pthread_mutex_unlock(&st->lock);
+    }
     /* A generalized request is still MPI_Grequest_complete's to complete
      * through a copy of its handle: that call lets go of it. */
     if (!done && generalized) {

@@ -7,6 +7,7 @@
 #define PD_SERVICE_REQUEST_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -79,14 +80,19 @@ struct pd_request_state {
     void *deferred_args;
     void (*deferred_free)(void *args);
     struct pd_request_state *next;  /* progress queue link */
-    /* A request on its waiter's stack, whose thread polls for it
-     * (pd_request_init_local where the queues are polled): completed by
-     * a store of done alone, its lock and condition never made. */
+    /* Made where waiting threads poll (the shared-memory queues'
+     * hooks are set), so nobody sleeps on its condition: its lock and
+     * condition are never made, done is a store, and handoff settles
+     * whether the completer or MPI_Request_free lets go of the state. */
     bool lock_free;
+    _Atomic unsigned handoff;       /* PD_HANDOFF_* */
     /* fail.errclass MPI_SUCCESS when it worked. Last: a new request
      * clears what comes before its reason's kilobyte, not the whole. */
     struct pd_fail fail;
 };
+
+#define PD_HANDOFF_DONE 1u      /* pd_request_complete ran */
+#define PD_HANDOFF_FREED 2u     /* pd_request_release ran */
 
 /* A new, not yet started request for call on comm; NULL if out of memory. */
 struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
