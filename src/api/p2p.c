@@ -187,6 +187,13 @@ static int pd_send_call(const char *call, const void *buf, int count,
     PD_CHECK(pd_check_send(comm, call, buf, count, datatype, dest, tag));
     if (nonblocking && request == NULL)
         return pd_raise(comm, call, MPI_ERR_REQUEST, "request is NULL");
+    /* A small blocking send on one host: into the peer's ring at once,
+     * past the layers that serve every other case. */
+    if (!nonblocking && !synchronous && datatype->contiguous &&
+        dest != MPI_PROC_NULL && !pd_comm_is_inter(comm) &&
+        pd_p2p_send_now(comm, buf,
+                        (size_t)count * pd_type_packed(datatype), dest, tag))
+        return MPI_SUCCESS;
     return (synchronous ? pd_api_ssend : pd_api_send)(
         call, buf, count, datatype, dest, tag, comm,
         nonblocking ? request : NULL);

@@ -403,6 +403,14 @@ static int pd_p2p_unstage(struct pd_request_state *st, bool deliver,
     return rc;
 }
 
+bool pd_p2p_send_now(struct ompi_communicator_t *comm, const void *buf,
+                     size_t bytes, int dst, int tag)
+{
+    struct pd_p2p *p = __atomic_load_n(&comm->state->p2p, __ATOMIC_ACQUIRE);
+    return p != NULL && pd_p2p_device_runtime(buf, bytes) == NULL &&
+           pd_p2p_shm_send_now(comm, p->cid, buf, bytes, dst, tag);
+}
+
 int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
                 size_t bytes, int dst, int tag, MPI_Request *request,
                 const char *call, struct pd_fail *fail)

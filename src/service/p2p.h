@@ -17,6 +17,11 @@
 int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
                 size_t bytes, int dst, int tag, MPI_Request *request,
                 const char *call, struct pd_fail *fail);
+/* A blocking send's quickest way, tried first: a small host message to a
+ * rank of this host on a communicator that has sent or received before,
+ * written into shared memory now. False: send with pd_p2p_send. */
+bool pd_p2p_send_now(struct ompi_communicator_t *comm, const void *buf,
+                     size_t bytes, int dst, int tag);
 int pd_p2p_wait_send(struct ompi_communicator_t *comm, struct pd_p2p_send *send,
                      struct pd_fail *fail);
 

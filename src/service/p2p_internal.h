@@ -94,6 +94,12 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
                     const void *buf, size_t bytes, int dst, int to, int tag,
                     MPI_Request *request, const char *call,
                     struct pd_fail *fail);
+/* A blocking send's quickest way: an eager message to a rank of this
+ * host written into its ring now; false where it cannot go so (another
+ * host, too large, an earlier send waiting for room): then send as
+ * usual. */
+bool pd_p2p_shm_send_now(struct ompi_communicator_t *comm, uint64_t cid,
+                         const void *buf, size_t bytes, int dst, int tag);
 /* p's comm takes messages now: what arrived for it before is queued. */
 void pd_p2p_shm_register(struct pd_p2p *p);
 /* A receive was posted that no message matched yet: the helper takes

@@ -338,6 +338,32 @@ static void pd_helper_kick(void)
     pthread_mutex_unlock(&pd_q.helper_lock);
 }
 
+/* An eager message written into the ring to local rank `to` now, its
+ * header on the stack, no record to keep: false where an earlier send to
+ * that rank waits for room (order), or the ring has none. */
+static bool pd_push_eager(uint64_t cid, int src, const void *buf,
+                          size_t bytes, int to, int tag)
+{
+    struct pd_pair_msg m = { .payload = (uint32_t)bytes,
+                             .kind = PD_PAIR_EAGER, .cid = cid, .src = src,
+                             .tag = tag };
+    pd_spin_lock_take(&pd_q.send_lock[to]);
+    bool pushed = pd_q.pending[to] == NULL &&
+                  pd_shm_pairs_push(pd_q.pairs, to, &m, buf);
+    pd_spin_unlock(&pd_q.send_lock[to]);
+    return pushed;
+}
+
+bool pd_p2p_shm_send_now(struct ompi_communicator_t *comm, uint64_t cid,
+                         const void *buf, size_t bytes, int dst, int tag)
+{
+    if (pd_q.pairs == NULL || dst == comm->rank ||
+        bytes > pd_shm_pairs_eager(pd_q.pairs))
+        return false;
+    int to = pd_q.local_of_world[pd_comm_world_rank(comm, dst)];
+    return to >= 0 && pd_push_eager(cid, comm->rank, buf, bytes, to, tag);
+}
+
 int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
                     const void *buf, size_t bytes, int dst, int to, int tag,
                     MPI_Request *request, const char *call,
@@ -347,24 +373,16 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
      * returns: a blocking send that does not wait for an acknowledgement. */
     bool eager = bytes <= pd_shm_pairs_eager(pd_q.pairs);
     if (eager) {
-        /* Nothing queued to this rank before it: straight into the ring,
-         * its header on the stack, no record to keep (an Isend's request
-         * is born complete, made first so that a message sent is never
-         * reported lost for want of memory). */
+        /* Nothing queued to this rank before it: straight into the ring
+         * (an Isend's request is born complete, made first so that a
+         * message sent is never reported lost for want of memory). */
         struct ompi_request_t *done = NULL;
         if (request != NULL &&
             (done = pd_request_new_done(comm, call)) == NULL) {
             pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
             return fail->errclass;
         }
-        struct pd_pair_msg m = { .payload = (uint32_t)bytes,
-                                 .kind = PD_PAIR_EAGER, .cid = cid,
-                                 .src = comm->rank, .tag = tag };
-        pd_spin_lock_take(&pd_q.send_lock[to]);
-        bool pushed = pd_q.pending[to] == NULL &&
-                      pd_shm_pairs_push(pd_q.pairs, to, &m, buf);
-        pd_spin_unlock(&pd_q.send_lock[to]);
-        if (pushed) {
+        if (pd_push_eager(cid, comm->rank, buf, bytes, to, tag)) {
             if (request != NULL)
                 *request = done;
             return MPI_SUCCESS;
