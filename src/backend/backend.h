@@ -94,11 +94,29 @@ struct pd_p2p_op {
 struct pd_backend_comm;         /* backend-private per-communicator state */
 struct pd_p2p_send;             /* an in-flight point-to-point send */
 
-/* Called on the backend's receiving thread for every point-to-point
- * message that arrives, in arrival order per sender; data is malloc'ed
- * and becomes the callee's. */
+/* Where point-to-point messages go, called on the backend's receiving
+ * thread in arrival order per sender:
+ *   claim    (may be NULL; asked once a large message's header is in) a
+ *            receive that matches it, taken for it, whose buffer holds
+ *            all bytes: the payload is read straight there, one copy
+ *            less; *token names it. NULL: none (the message goes the
+ *            usual way).
+ *   deliver  every message: with token NULL, data is malloc'ed and
+ *            becomes the callee's; with a claim's token, the data lies in
+ *            the claimed buffer already.
+ *   unclaim  the payload of a claimed message could not be read (why):
+ *            its receive fails. */
+typedef void *(*pd_p2p_claim_fn)(void *ctx, int src, int tag, size_t bytes,
+                                 void **token);
 typedef void (*pd_p2p_deliver_fn)(void *ctx, int src, int tag, void *data,
-                                  size_t bytes);
+                                  size_t bytes, void *token);
+typedef void (*pd_p2p_unclaim_fn)(void *ctx, void *token, const char *why);
+struct pd_p2p_sink {
+    void *ctx;
+    pd_p2p_claim_fn claim;
+    pd_p2p_deliver_fn deliver;
+    pd_p2p_unclaim_fn unclaim;
+};
 
 struct pd_backend_ops {
     const char *name;
@@ -143,8 +161,9 @@ struct pd_backend_ops {
      * once, in call order, and completes when the peer has taken it; the
      * peer's receiving thread (p2p_start) takes every message as it
      * comes, so a send never waits for the application to receive. */
-    int (*p2p_start)(struct pd_backend_comm *comm, pd_p2p_deliver_fn deliver,
-                     void *ctx, struct pd_backend_error *err);
+    int (*p2p_start)(struct pd_backend_comm *comm,
+                     const struct pd_p2p_sink *sink,
+                     struct pd_backend_error *err);
     void (*p2p_stop)(struct pd_backend_comm *comm);
     /* *send NULL: the message is already written (complete). */
     int (*p2p_post)(struct pd_backend_comm *comm, int dst, int tag,

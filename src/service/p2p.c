@@ -149,11 +149,53 @@ static void pd_receive_queued(struct pd_posted *posted, struct pd_message *m)
     free(m);
 }
 
-/* The backend's receiving thread hands over each message here. */
-static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes)
+/* A large message from the network whose header is in: the first
+ * receive that matches it, taken for it where its buffer holds the whole
+ * message (a shorter one -- a truncation -- is matched on delivery, the
+ * usual way, as nothing can come between from this sender). */
+static void *pd_claim(void *ctx, int src, int tag, size_t bytes, void **token)
+{
+    struct pd_p2p *p = ctx;
+    void *into = NULL;
+    *token = NULL;
+    pthread_mutex_lock(&p->lock);
+    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
+        if (!pd_p2p_matches((*q)->src, (*q)->tag, src, tag))
+            continue;
+        if ((*q)->capacity >= bytes) {
+            struct pd_posted *posted = *q;
+            *q = posted->next;
+            if (*q == NULL)
+                p->posted_tail = q;
+            *token = posted;
+            into = posted->buf;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return into;
+}
+
+static void pd_unclaim(void *ctx, void *token, const char *why)
 {
     struct pd_p2p *p = ctx;
     pthread_mutex_lock(&p->lock);
+    pd_p2p_fail_posted(token, why);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The backend's receiving thread hands over each message here. */
+static void pd_deliver(void *ctx, int src, int tag, void *data, size_t bytes,
+                       void *token)
+{
+    struct pd_p2p *p = ctx;
+    pthread_mutex_lock(&p->lock);
+    if (token != NULL) {            /* read into the claimed receive */
+        pd_p2p_fill(token, src, tag, NULL, bytes);
+        pthread_mutex_unlock(&p->lock);
+        pd_p2p_send_receipts();
+        return;
+    }
     if (src < 0) {
         /* The stream broke: nothing more will arrive. */
         p->broken = true;
@@ -299,7 +341,10 @@ static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
                 snprintf(p->broken_why, sizeof(p->broken_why),
                          "the %s backend has no point-to-point messages",
                          ops->name);
-            } else if (ops->p2p_start(bc, pd_deliver, p, &berr) != 0) {
+            } else if (ops->p2p_start(bc, &(struct pd_p2p_sink){
+                                              p, pd_claim, pd_deliver,
+                                              pd_unclaim },
+                                      &berr) != 0) {
                 p->broken = true;
                 snprintf(p->broken_why, sizeof(p->broken_why), "%s", berr.msg);
             } else {
@@ -449,7 +494,7 @@ static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,
         }
         if (bytes > 0)
             memcpy(copy, buf, bytes);
-        pd_deliver(p, comm->rank, tag, copy, bytes);
+        pd_deliver(p, comm->rank, tag, copy, bytes, NULL);
         return pd_done_request(comm, call, request, fail);
     }
     int to = pd_p2p_shm_local(comm, dst);

@@ -1015,8 +1015,39 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
 
 /* The receiving thread: take the next header from any peer, then that
  * peer's payload, hand both to core, repeat until stopped. */
+/* Messages at least this large are read straight into a receive that
+ * matches them (pd_p2p_sink's claim): below, a copy costs less than the
+ * look for one under core's lock. */
+constexpr size_t kClaimBytes = 64 * 1024;
+
+/* Where a message of header's bytes from src is read: a claimed
+ * receive's buffer (*token set) or a new allocation. */
+static void* payload_room(const pd_p2p_sink& sink, int src,
+                          const P2PHeader& header, void** token) {
+  *token = nullptr;
+  if (header.bytes >= kClaimBytes && sink.claim != nullptr) {
+    void* into = sink.claim(sink.ctx, src, header.tag, header.bytes, token);
+    if (into != nullptr)
+      return into;
+  }
+  void* data = malloc(header.bytes > 0 ? header.bytes : 1);
+  if (data == nullptr)
+    throw std::runtime_error("out of memory for a " +
+                             std::to_string(header.bytes) + "-byte message");
+  return data;
+}
+
+/* A payload that could not be read: its room let go of. */
+static void payload_lost(const pd_p2p_sink& sink, void* data, void* token,
+                         const std::string& why) {
+  if (token != nullptr)
+    sink.unclaim(sink.ctx, token, why.c_str());
+  else
+    free(data);
+}
+
 static void pd_gloo_receive_loop(pd_backend_comm* comm,
-                                 pd_p2p_deliver_fn deliver, void* ctx) {
+                                 const pd_p2p_sink sink) {
   const uint64_t header_slot = gloo::Slot::build(kP2PHeaderSlotPrefix, 0);
   const uint64_t payload_slot = gloo::Slot::build(kP2PPayloadSlotPrefix, 0);
   std::vector<int> peers;
@@ -1047,26 +1078,33 @@ static void pd_gloo_receive_loop(pd_backend_comm* comm,
       if (!got)
         return;  // stopped
       memcpy(&header, inbox.data(), sizeof(header));
-      void* data = malloc(header.bytes > 0 ? header.bytes : 1);
-      if (data == nullptr)
-        throw std::runtime_error("out of memory for a " +
-                                 std::to_string(header.bytes) + "-byte message");
+      void* token = nullptr;
+      void* data = nullptr;
       if (header.bytes <= kP2PEagerBytes) {
+        data = payload_room(sink, src, header, &token);
         if (header.bytes > 0)
           memcpy(data, inbox.data() + sizeof(header), header.bytes);
       } else {
         /* The payload follows its header on the same pair, so taking it
          * now keeps each sender's messages in order. */
-        auto payload_buf = comm->context->createUnboundBuffer(data, header.bytes);
-        payload_buf->recv(src, payload_slot, 0, header.bytes);
-        payload_buf->waitRecv(comm->timeout);
+        data = payload_room(sink, src, header, &token);
+        try {
+          auto payload_buf =
+              comm->context->createUnboundBuffer(data, header.bytes);
+          payload_buf->recv(src, payload_slot, 0, header.bytes);
+          payload_buf->waitRecv(comm->timeout);
+        } catch (const std::exception& e) {
+          payload_lost(sink, data, token,
+                       std::string("gloo receive: ") + e.what());
+          throw;
+        }
       }
-      deliver(ctx, src, header.tag, data, header.bytes);
+      sink.deliver(sink.ctx, src, header.tag, data, header.bytes, token);
     }
   } catch (const std::exception& e) {
     /* Tell core, which fails the receives that can no longer complete. */
     std::string msg = std::string("gloo receive: ") + e.what();
-    deliver(ctx, -1, 0, strdup(msg.c_str()), 0);
+    sink.deliver(sink.ctx, -1, 0, strdup(msg.c_str()), 0, nullptr);
   }
 }
 
@@ -1115,7 +1153,7 @@ static bool p2p_usable(pd_backend_comm* comm) {
  * A read starts only once data has come, so the pair's lock, which a
  * read holds, never keeps this rank's senders waiting on a quiet peer. */
 static void pd_gloo_receive_channel(pd_backend_comm* comm,
-                                    pd_p2p_deliver_fn deliver, void* ctx) {
+                                    const pd_p2p_sink sink) {
   P2PChannel& ch = comm->p2p;
   std::vector<struct pollfd> polled;
   std::vector<int> rank_of;
@@ -1149,24 +1187,33 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
         src = rank_of[i];
         P2PHeader header;
         void* data = nullptr;
+        void* token = nullptr;
         try {
           channel_read(ch.fds[src], &header, sizeof(header), ch.timeout_ms);
-          data = malloc(header.bytes > 0 ? header.bytes : 1);
-          if (data == nullptr)
-            throw std::runtime_error("out of memory for a " +
-                                     std::to_string(header.bytes) +
-                                     "-byte message");
+          data = payload_room(sink, src, header, &token);
           channel_read(ch.fds[src], data, header.bytes, ch.timeout_ms);
         } catch (const ChannelClosed&) {
           /* The peer closed its end (it freed the communicator; what it
            * sent before came first) or died: nothing more comes from it.
            * Receives that wait for it are failed by core's watch, which
-           * names the rank that is gone. */
-          free(data);
+           * names the rank that is gone; one that was taking this
+           * message's payload fails here. */
+          if (data != nullptr)
+            payload_lost(sink, data, token,
+                         "the connection to rank " + std::to_string(src) +
+                             " closed while its " +
+                             std::to_string(header.bytes) +
+                             "-byte message was being received");
           polled[i].fd = -1;
           continue;
+        } catch (const std::exception& e) {
+          if (data != nullptr)
+            payload_lost(sink, data, token,
+                         "gloo receive from rank " + std::to_string(src) +
+                             ": " + e.what());
+          throw;
         }
-        deliver(ctx, src, header.tag, data, header.bytes);
+        sink.deliver(sink.ctx, src, header.tag, data, header.bytes, token);
       }
     }
   } catch (const std::exception& e) {
@@ -1174,18 +1221,17 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
     std::string msg = std::string("gloo receive") +
                       (src >= 0 ? " from rank " + std::to_string(src) : "") +
                       ": " + e.what();
-    deliver(ctx, -1, 0, strdup(msg.c_str()), 0);
+    sink.deliver(sink.ctx, -1, 0, strdup(msg.c_str()), 0, nullptr);
   }
 }
 
-static int pd_gloo_p2p_start(pd_backend_comm* comm, pd_p2p_deliver_fn deliver,
-                             void* ctx, pd_backend_error* err) {
+static int pd_gloo_p2p_start(pd_backend_comm* comm, const pd_p2p_sink* sink,
+                             pd_backend_error* err) {
   try {
     if (comm->p2p.active) {
-      comm->receiver =
-          std::thread(pd_gloo_receive_channel, comm, deliver, ctx);
+      comm->receiver = std::thread(pd_gloo_receive_channel, comm, *sink);
     } else {
-      comm->receiver = std::thread(pd_gloo_receive_loop, comm, deliver, ctx);
+      comm->receiver = std::thread(pd_gloo_receive_loop, comm, *sink);
     }
     return PD_BACKEND_OK;
   } catch (const std::exception& e) {
