@@ -98,21 +98,16 @@ void pd_p2p_fill(struct pd_posted *posted, int src, int tag,
                     "a message of %zu bytes from rank %d (tag %d) does not "
                     "fit the %zu-byte receive buffer", bytes, src, tag,
                     posted->capacity);
-    /* Once complete, a blocking receive may return: its posted is gone. */
-    bool heap = posted->heap;
+    /* Once complete, its waiter may return and its state go: posted
+     * (in one or the other) is not touched after. */
     pd_request_complete(st);
-    if (heap)
-        free(posted);
 }
 
 void pd_p2p_fail_posted(struct pd_posted *posted, const char *why)
 {
     struct pd_request_state *st = posted->st;
     pd_fail_set(&st->fail, MPI_ERR_OTHER, "%s", why);
-    bool heap = posted->heap;
     pd_request_complete(st);
-    if (heap)
-        free(posted);
 }
 
 void pd_p2p_queue_unexpected(struct pd_p2p *p, struct pd_message *m)
@@ -539,19 +534,16 @@ static int pd_p2p_new_receive(struct ompi_communicator_t *comm, void *buf,
                               struct pd_posted **posted, struct pd_fail *fail)
 {
     *req = pd_request_new(comm, call);
-    *posted = malloc(sizeof(**posted));
-    if (*req == NULL || *posted == NULL) {
-        free(*req);
-        free(*posted);
+    if (*req == NULL) {
         pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
         return fail->errclass;
     }
+    *posted = &(*req)->state->posted;
     /* Device memory: the message lands in host memory, and goes to the
      * device in the user's thread when the request is finished. */
     if (pd_p2p_device_runtime(buf, capacity) != NULL) {
         void *host = malloc(capacity);
         if (host == NULL) {
-            free(*posted);
             pd_request_complete((*req)->state);
             pd_request_release(req);
             pd_fail_set(fail, MPI_ERR_NO_MEM, "out of host memory staging "
@@ -564,7 +556,7 @@ static int pd_p2p_new_receive(struct ompi_communicator_t *comm, void *buf,
         buf = host;
     }
     **posted = (struct pd_posted){ src, tag, buf, capacity, (*req)->state,
-                                 NULL, true };
+                                 NULL };
     return MPI_SUCCESS;
 }
 
@@ -641,7 +633,7 @@ int pd_p2p_recv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     struct pd_request_state st;
     pd_request_init_local(&req, &st, comm, call);
     pd_receive_state(&st, comm, src);
-    struct pd_posted posted = { src, tag, buf, capacity, &st, NULL, false };
+    struct pd_posted posted = { src, tag, buf, capacity, &st, NULL };
     pd_p2p_post(p, comm, &posted, src, tag);
     pd_request_wait_done(&req);
     return pd_request_finish_local(&req, status, fail);
@@ -695,10 +687,7 @@ bool pd_p2p_cancel_recv(struct ompi_request_t *req)
         st->status = (MPI_Status){ .MPI_SOURCE = MPI_ANY_SOURCE,
                                    .MPI_TAG = MPI_ANY_TAG, ._cancelled = 1 };
         st->has_status = true;
-        bool heap = found->heap;
         pd_request_complete(st);
-        if (heap)
-            free(found);
     }
     pthread_mutex_unlock(&p->lock);
     return found != NULL;

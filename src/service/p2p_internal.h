@@ -31,21 +31,6 @@ struct pd_message {
     struct pd_message *next;
 };
 
-/* A receive waiting for its message. */
-struct pd_posted {
-    int src;
-    int tag;
-    void *buf;
-    size_t capacity;
-    /* The request's state, not its handle: MPI_Request_free lets go of
-     * the handle of a receive still posted, whose state stays until the
-     * receive completes. */
-    struct pd_request_state *st;
-    struct pd_posted *next;
-    bool heap;          /* malloc'ed (freed when matched); false: on the
-                           stack of a blocking receive, which outlives it */
-};
-
 struct pd_p2p {
     pthread_mutex_t lock;
     pthread_cond_t arrived;         /* for MPI_Probe */

@@ -14,6 +14,21 @@
 #include "coll/coll.h"
 #include "core/type_stage.h"
 
+/* A receive waiting for its message, in its communicator's matching
+ * (service/p2p.c): in its request's state, or on the stack of a blocking
+ * receive, either of which outlives it. */
+struct pd_posted {
+    int src;
+    int tag;
+    void *buf;
+    size_t capacity;
+    /* The request's state, not its handle: MPI_Request_free lets go of
+     * the handle of a receive still posted, whose state stays until the
+     * receive completes. */
+    struct pd_request_state *st;
+    struct pd_posted *next;
+};
+
 struct pd_request_state {
     pthread_mutex_t lock;
     pthread_cond_t done_cond;
@@ -86,6 +101,9 @@ struct pd_request_state {
      * whether the completer or MPI_Request_free lets go of the state. */
     bool lock_free;
     _Atomic unsigned handoff;       /* PD_HANDOFF_* */
+    /* A nonblocking receive's entry in the matching: no allocation of
+     * its own per MPI_Irecv. */
+    struct pd_posted posted;
     /* fail.errclass MPI_SUCCESS when it worked. Last: a new request
      * clears what comes before its reason's kilobyte, not the whole. */
     struct pd_fail fail;
