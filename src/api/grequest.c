@@ -45,10 +45,10 @@ int PMPI_Grequest_complete(MPI_Request request)
     if (pd_request_is_done(request))
         return pd_raise(NULL, call, MPI_ERR_REQUEST, "the generalized "
                         "request is complete already");
-    /* Freed by MPI_Request_free before: completing it lets go of it. */
-    bool freed = __atomic_load_n(&st->user_freed, __ATOMIC_ACQUIRE);
-    pd_request_complete(st);
-    if (freed)
+    /* Freed by MPI_Request_free before: completing it lets go of it, and
+     * of its handle, which lives in it (dropped first). */
+    if (__atomic_load_n(&st->user_freed, __ATOMIC_ACQUIRE))
         pd_request_drop_handle(request);
+    pd_request_complete(st);
     return MPI_SUCCESS;
 }

@@ -112,15 +112,14 @@ static void pd_state_give(struct pd_request_state *st)
 struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
                                       const char *call)
 {
-    struct ompi_request_t *req = calloc(1, sizeof(*req));
     struct pd_request_state *st = pd_state_take();
-    if (req == NULL || st == NULL) {
-        free(req);
-        if (st != NULL)
-            pd_state_give(st);
+    if (st == NULL)
         return NULL;
-    }
     pd_state_init(st, comm, call);
+    /* The handle lives in its state, which outlives it (and which
+     * requests recycle): no allocation of its own. */
+    struct ompi_request_t *req = &st->handle;
+    memset(req, 0, sizeof(*req));
     req->magic = PD_MAGIC_REQUEST;
     req->id = 1;
     req->state = st;
@@ -415,8 +414,8 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
         st->has_status = true;
     }
     int errclass = pd_state_outcome(st, status, fail);
-    pd_request_state_free(st);
     pd_request_drop_handle(req);
+    pd_request_state_free(st);
     *handle = MPI_REQUEST_NULL;
     return errclass;
 }
@@ -424,8 +423,7 @@ int pd_request_finish(MPI_Request *handle, MPI_Status *status,
 void pd_request_drop_handle(struct ompi_request_t *req)
 {
     pd_handle_forget(PD_HANDLE_REQUEST, req);
-    req->magic = PD_MAGIC_FREED;
-    free(req);
+    req->magic = PD_MAGIC_FREED;    /* its memory goes with its state */
 }
 
 void pd_request_release(MPI_Request *handle)
@@ -436,8 +434,8 @@ void pd_request_release(MPI_Request *handle)
         /* Its operation, if started, completes on its own. */
         if (st->active != NULL)
             pd_request_release(&st->active);
-        pd_request_state_free(st);
         pd_request_drop_handle(req);
+        pd_request_state_free(st);
         *handle = MPI_REQUEST_NULL;
         return;
     }
@@ -453,6 +451,10 @@ void pd_request_release(MPI_Request *handle)
     /* Read before the lock is let go: from then on, the thread that
      * completes the request frees its state. */
     bool generalized = st->greq_query != NULL;
+    /* The handle lives in the state, which the completing thread may let
+     * go of as soon as the request is marked freed: dropped first. */
+    if (!generalized)
+        pd_request_drop_handle(req);
     bool done;
     if (st->lock_free) {
         /* Completed already: its completer sets done last, and is then
@@ -475,9 +477,10 @@ void pd_request_release(MPI_Request *handle)
         return;
     }
     if (done) {
+        if (generalized)
+            pd_request_drop_handle(req);
         pd_request_deliver_orphan(st);
         pd_request_state_free(st);
     }
-    pd_request_drop_handle(req);
     *handle = MPI_REQUEST_NULL;
 }

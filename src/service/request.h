@@ -101,9 +101,10 @@ struct pd_request_state {
      * whether the completer or MPI_Request_free lets go of the state. */
     bool lock_free;
     _Atomic unsigned handoff;       /* PD_HANDOFF_* */
-    /* A nonblocking receive's entry in the matching: no allocation of
-     * its own per MPI_Irecv. */
+    /* A nonblocking receive's entry in the matching, and the handle the
+     * program holds (pd_request_new): no allocations of their own. */
     struct pd_posted posted;
+    struct ompi_request_t handle;
     /* fail.errclass MPI_SUCCESS when it worked. Last: a new request
      * clears what comes before its reason's kilobyte, not the whole. */
     struct pd_fail fail;
