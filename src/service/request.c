@@ -118,8 +118,7 @@ struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
     pd_state_init(st, comm, call);
     /* The handle lives in its state, which outlives it (and which
      * requests recycle): no allocation of its own. */
-    struct ompi_request_t *req = &st->handle;
-    memset(req, 0, sizeof(*req));
+    struct ompi_request_t *req = &st->handle;  /* cleared with it */
     req->magic = PD_MAGIC_REQUEST;
     req->id = 1;
     req->state = st;
@@ -141,8 +140,7 @@ int pd_request_finish_local(struct ompi_request_t *req, MPI_Status *status,
                             struct pd_fail *fail)
 {
     int errclass = pd_state_outcome(req->state, status, fail);
-    if (!req->state->lock_free)
-        pd_state_end(req->state);   /* the caller's stack goes next */
+    pd_state_end(req->state);     /* the caller's stack goes next */
     return errclass;
 }
 
