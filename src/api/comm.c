@@ -176,16 +176,9 @@ static int pd_idup_defer(MPI_Comm comm, const char *call, MPI_Comm *newcomm,
     a->comm = comm;
     a->newcomm = newcomm;
     pd_comm_child_id(comm, a->id, "");
-    req->state->collective = true;
-    req->state->deferred = pd_idup_run;
-    req->state->deferred_args = a;
-    req->state->deferred_free = free;
     struct pd_fail fail;
-    if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
-        pd_request_complete(req->state);
-        pd_request_release(&req);
+    if (pd_progress_defer(req, pd_idup_run, a, free, &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
-    }
     *request = req;
     return MPI_SUCCESS;
 }

@@ -241,16 +241,10 @@ static int pd_ic_defer(const struct pd_ic_call *a, MPI_Request *request)
     *copy = *a;
     pd_ic_type_hold(copy->sendtype, true);
     pd_ic_type_hold(copy->recvtype, true);
-    req->state->collective = true;
-    req->state->deferred = pd_ic_call_run;
-    req->state->deferred_args = copy;
-    req->state->deferred_free = pd_ic_call_free;
     struct pd_fail fail;
-    if (pd_progress_submit(req, &fail) != MPI_SUCCESS) {
-        pd_request_complete(req->state);
-        pd_request_release(&req);
+    if (pd_progress_defer(req, pd_ic_call_run, copy, pd_ic_call_free,
+                          &fail) != MPI_SUCCESS)
         return pd_raise_fail(a->comm, a->call, &fail);
-    }
     *request = req;
     return MPI_SUCCESS;
 }

@@ -100,6 +100,22 @@ int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail)
     return MPI_SUCCESS;
 }
 
+int pd_progress_defer(struct ompi_request_t *req,
+                      int (*run)(void *args, struct pd_fail *fail),
+                      void *args, void (*args_free)(void *args),
+                      struct pd_fail *fail)
+{
+    req->state->collective = true;
+    req->state->deferred = run;
+    req->state->deferred_args = args;
+    req->state->deferred_free = args_free;
+    if (pd_progress_submit(req, fail) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    pd_request_complete(req->state);
+    pd_request_release(&req);
+    return fail->errclass;
+}
+
 void pd_progress_stop(struct ompi_communicator_t *comm)
 {
     struct pd_comm_state *cs = comm->state;

@@ -11,6 +11,14 @@
 
 /* Queue req's collective on its communicator; MPI error class. */
 int pd_progress_submit(struct ompi_request_t *req, struct pd_fail *fail);
+/* Queue a call of the library's own on req's communicator, after those
+ * started before it: run(args) on the progress thread in its turn; args
+ * go with args_free when the request does. req completes once run has
+ * run. On failure req is let go of (args with it); MPI error class. */
+int pd_progress_defer(struct ompi_request_t *req,
+                      int (*run)(void *args, struct pd_fail *fail),
+                      void *args, void (*args_free)(void *args),
+                      struct pd_fail *fail);
 /* Wait until every nonblocking call queued on comm so far has run (a no-op
  * on the progress thread itself). A transport that serves one call at a
  * time in call order -- shared memory -- needs the calls started before a
