@@ -40,6 +40,14 @@ for how in send isend; do
         paddle_run master 127.0.0.1 2 "$shm_check" --orphan "$how"
 done
 
+# Between hosts (gloo, PDMPI_SHM=0), a sender that dies 100 ms into a
+# 2 GiB message its receiver is reading straight into the posted buffer:
+# the receive fails, naming the rank and the message cut short.
+PDMPI_SHM=0 PDMPI_TIMEOUT=60 timed \
+    "PaddlePaddle-style np 2, gloo: a sender killed in the middle of 2 GiB" \
+    10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*the connection to rank 0 closed while its 2147483648-byte message was being received" \
+    paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway
+
 # A /dev/shm with no room for the queues (1 MiB; np 4 wants 3 MiB of
 # rings): point-to-point goes over gloo, said once, and still works.
 if small_shm_ok; then

@@ -16,7 +16,8 @@
  *   (0) that never comes -- HOW is recv, any (MPI_ANY_SOURCE), probe,
  *   irecv (MPI_Wait) or sendrecv, or sends rank D 4 MiB that it never
  *   receives (send: MPI_Send, isend: MPI_Isend and MPI_Wait), and rank D
- *   dies (SIGKILL) -- or
+ *   dies (SIGKILL) -- or midway: rank D dies 100 ms into sending 2 GiB
+ *   that rank W's posted receive is taking -- or
  *   timeout, where rank D lives on, silent, for 6 s; rank W must fail,
  *   not hang (with D and W given, the other ranks stay 6 s and exit);
  * - with --die-mapping: rank 0 is killed while it waits for the other
@@ -233,12 +234,34 @@ static int freeze_during(int frozen, int seconds)
     return rc == MPI_SUCCESS ? 3 : 1;
 }
 
+static void *kill_soon(void *arg)
+{
+    usleep((useconds_t)(uintptr_t)arg);
+    raise(SIGKILL);
+    return NULL;
+}
+
 /* Rank 1 waits for what rank 0 never sends. */
 static int orphan(const char *how, int dying, int waiter, bool given)
 {
     int x = 0, y = 1, rc = MPI_SUCCESS;
     MPI_Status status;
     MPI_Request req;
+    /* midway: rank D sends 2 GiB to a receive posted for it and dies
+     * (SIGKILL) 100 ms into it: its header is out by then, and its
+     * payload, at well under 20 GB/s, is not. */
+    const size_t midway_bytes = (size_t)2 << 30;
+    if (strcmp(how, "midway") == 0 && world_rank == dying) {
+        char *big = calloc(midway_bytes, 1);
+        sleep(1);                       /* the receive is posted by then */
+        pthread_t t;
+        pthread_create(&t, NULL, kill_soon, (void *)(uintptr_t)100000);
+        pthread_detach(t);
+        MPI_Send(big, (int)(midway_bytes / sizeof(int)), MPI_INT, waiter, 7,
+                 MPI_COMM_WORLD);   /* never returns */
+        pause();                        /* killed by then */
+        return 0;
+    }
     if (world_rank == dying) {
         if (strcmp(how, "timeout") == 0) {
             sleep(6);                   /* alive, silent, past the timeout */
@@ -279,6 +302,11 @@ static int orphan(const char *how, int dying, int waiter, bool given)
         /* Not freed after a failure: the library may still read it. */
         if (rc == MPI_SUCCESS)
             free(big);
+    } else if (strcmp(how, "midway") == 0) {
+        char *big = malloc(midway_bytes);
+        rc = MPI_Recv(big, (int)(midway_bytes / sizeof(int)), MPI_INT, dying,
+                      7, MPI_COMM_WORLD, &status);
+        free(big);
     } else
         rc = MPI_Recv(&x, 1, MPI_INT, dying, 7, MPI_COMM_WORLD, &status);
     return rc == MPI_SUCCESS ? 3 : 1;
