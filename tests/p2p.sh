@@ -9,8 +9,9 @@
 # that forbids reading another process leaves), and over gloo
 # (PDMPI_SHM_P2P=0), there also through gloo's asynchronous pairs
 # (PDMPI_P2P_SOCKETS=0, where pdmpi cannot find its own sockets); a sender
-# blocked on a receiver that is killed; a /dev/shm with no room for the
-# queues; a bad setting refused.
+# blocked on a receiver that is killed; over gloo, a receiver whose sender
+# is killed in the middle of a large message; a /dev/shm with no room for
+# the queues; a bad setting refused.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/launch_lib.sh"
 pd_tmpdir
