@@ -1056,6 +1056,54 @@ static void check_idup_overlap(void)
            "one across a message");
 }
 
+/* An intercommunicator's MPI_Comm_idup waits for nobody either: world
+ * rank 0 (the lower half) sends to the upper half's first rank after its
+ * idup, and that rank receives it before its own. The duplicate then
+ * reduces each side's world ranks for the other. */
+static void check_idup_inter(void)
+{
+    if (world_size < 2) {
+        report_skip("one rank makes one group",
+                    "MPI_Comm_idup of an intercommunicator");
+        return;
+    }
+    struct verdict v = {""};
+    int half = world_size / 2;
+    bool upper = world_rank >= half;
+    MPI_Comm local = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+    MPI_Comm dup = MPI_COMM_NULL;
+    check_rc(&v, "MPI_Comm_split",
+             MPI_Comm_split(MPI_COMM_WORLD, upper, world_rank, &local));
+    check_rc(&v, "MPI_Intercomm_create",
+             MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, upper ? 0 : half,
+                                  11, &inter));
+    MPI_Request r = MPI_REQUEST_NULL;
+    int token = 0;
+    if (world_rank == half)
+        check_rc(&v, "MPI_Recv", MPI_Recv(&token, 1, MPI_INT, 0, 6,
+                                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    check_rc(&v, "MPI_Comm_idup", MPI_Comm_idup(inter, &dup, &r));
+    if (world_rank == 0)
+        check_rc(&v, "MPI_Send",
+                 MPI_Send(&(int){ 41 }, 1, MPI_INT, half, 6, MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+    if (world_rank == half && token != 41)
+        fail(&v, "rank %d received %d from rank 0, expected 41", half, token);
+    int remote = -1, sum = -1, lower_sum = half * (half - 1) / 2;
+    int upper_sum = world_size * (world_size - 1) / 2 - lower_sum;
+    check_rc(&v, "MPI_Comm_remote_size", MPI_Comm_remote_size(dup, &remote));
+    check_rc(&v, "MPI_Allreduce", MPI_Allreduce(&world_rank, &sum, 1, MPI_INT,
+                                                MPI_SUM, dup));
+    if (remote != (upper ? half : world_size - half) ||
+        sum != (upper ? lower_sum : upper_sum))
+        fail(&v, "the duplicate's remote group has %d ranks, its allreduce "
+             "gave %d", remote, sum);
+    check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&dup));
+    check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&inter));
+    check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&local));
+    report(&v, "MPI_Comm_idup of an intercommunicator waits for nobody");
+}
+
 /* Datatype attributes: a copy callback that stores value + 1 in a
  * duplicate, a delete callback that counts, on a derived type and on
  * MPI_INT; a communicator's keyval is not one of a datatype's. */
@@ -1200,6 +1248,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "idup") == 0) {
         check_idup();
         check_idup_overlap();
+        check_idup_inter();
         int status = finish();
         MPI_Finalize();
         return status;
@@ -1215,6 +1264,7 @@ int main(int argc, char **argv)
     check_type_attributes();
     check_idup();
     check_idup_overlap();
+    check_idup_inter();
     check_dup_free_cycles();
     check_interleaved();
     set_self_attributes();

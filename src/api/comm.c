@@ -144,13 +144,15 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     return pd_created(comm, call, pd_comm_dup(comm, newcomm, &fail), &fail);
 }
 
-/* An MPI_Comm_idup of an intracommunicator: its id taken in call order,
- * the duplicate made on comm's progress thread, so that the call never
- * waits for the members to form its connections (ranks may start other
- * idups, of other communicators, in another order first). */
+/* An MPI_Comm_idup: the duplicate's id (an intercommunicator's two inner
+ * ones) taken in call order, the duplicate made on comm's progress
+ * thread, so that the call never waits for the members to form its
+ * connections (ranks may start idups of other communicators, in another
+ * order, first). */
 struct pd_idup {
     struct ompi_communicator_t *comm;
     char id[PD_COMM_ID_LEN];
+    char id_both[PD_COMM_ID_LEN];   /* an intercommunicator's */
     MPI_Comm *newcomm;          /* written when the duplicate is made */
 };
 
@@ -158,14 +160,21 @@ static int pd_idup_run(void *args, struct pd_fail *fail)
 {
     struct pd_idup *a = args;
     MPI_Comm made;
-    int rc = pd_comm_dup_as(a->comm, a->id, &made, fail);
+    int rc = pd_comm_is_inter(a->comm)
+                 ? pd_intercomm_dup_as(a->comm, a->id, a->id_both, &made,
+                                       fail)
+                 : pd_comm_dup_as(a->comm, a->id, &made, fail);
     *a->newcomm = rc == MPI_SUCCESS ? made : MPI_COMM_NULL;
     return rc;
 }
 
-static int pd_idup_defer(MPI_Comm comm, const char *call, MPI_Comm *newcomm,
-                         MPI_Request *request)
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    static const char call[] = "MPI_Comm_idup";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_comm(comm, call));
+    PD_CHECK(pd_check_newcomm(comm, call, newcomm));
+    PD_CHECK(pd_check_request_out(comm, call, request));
     struct pd_idup *a = malloc(sizeof(*a));
     struct ompi_request_t *req = a != NULL ? pd_request_new(comm, call)
                                            : NULL;
@@ -175,30 +184,14 @@ static int pd_idup_defer(MPI_Comm comm, const char *call, MPI_Comm *newcomm,
     }
     a->comm = comm;
     a->newcomm = newcomm;
-    pd_comm_child_id(comm, a->id, "");
+    if (pd_comm_is_inter(comm))
+        pd_intercomm_child_ids(comm, a->id, a->id_both);
+    else
+        pd_comm_child_id(comm, a->id, "");
     struct pd_fail fail;
     if (pd_progress_defer(req, pd_idup_run, a, free, &fail) != MPI_SUCCESS)
         return pd_raise_fail(comm, call, &fail);
     *request = req;
-    return MPI_SUCCESS;
-}
-
-/* An intercommunicator's duplicate is made before this returns, as
- * MPI_Comm_dup makes it; the request is born complete. */
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    static const char call[] = "MPI_Comm_idup";
-    PD_CHECK(pd_check_active(call));
-    PD_CHECK(pd_check_comm(comm, call));
-    PD_CHECK(pd_check_newcomm(comm, call, newcomm));
-    PD_CHECK(pd_check_request_out(comm, call, request));
-    if (!pd_comm_is_inter(comm))
-        return pd_idup_defer(comm, call, newcomm, request);
-    struct pd_fail fail;
-    PD_CHECK(pd_created(comm, call, pd_comm_dup(comm, newcomm, &fail),
-                        &fail));
-    if ((*request = pd_request_new_done(comm, call)) == NULL)
-        return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
     return MPI_SUCCESS;
 }
 

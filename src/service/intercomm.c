@@ -293,14 +293,33 @@ int pd_intercomm_create(struct ompi_communicator_t *local_comm,
     return rc;
 }
 
+void pd_intercomm_child_ids(struct ompi_communicator_t *comm,
+                            char id_local[PD_COMM_ID_LEN],
+                            char id_both[PD_COMM_ID_LEN])
+{
+    const struct pd_inter *in = comm->state->inter;
+    pd_comm_child_id(in->local, id_local, "");
+    pd_comm_child_id(in->both, id_both, "");
+}
+
 int pd_intercomm_dup(struct ompi_communicator_t *comm,
                      struct ompi_communicator_t **out, struct pd_fail *fail)
 {
+    char id_local[PD_COMM_ID_LEN], id_both[PD_COMM_ID_LEN];
+    pd_intercomm_child_ids(comm, id_local, id_both);
+    return pd_intercomm_dup_as(comm, id_local, id_both, out, fail);
+}
+
+int pd_intercomm_dup_as(struct ompi_communicator_t *comm,
+                        const char *id_local, const char *id_both,
+                        struct ompi_communicator_t **out,
+                        struct pd_fail *fail)
+{
     const struct pd_inter *in = comm->state->inter;
     struct ompi_communicator_t *local = NULL, *both = NULL;
-    if (pd_comm_dup(in->local, &local, fail) != MPI_SUCCESS)
+    if (pd_comm_dup_as(in->local, id_local, &local, fail) != MPI_SUCCESS)
         return fail->errclass;
-    if (pd_comm_dup(in->both, &both, fail) != MPI_SUCCESS) {
+    if (pd_comm_dup_as(in->both, id_both, &both, fail) != MPI_SUCCESS) {
         pd_comm_free(local);
         return fail->errclass;
     }

@@ -30,6 +30,16 @@ int pd_intercomm_create(struct ompi_communicator_t *local_comm,
 /* MPI_Comm_dup of an intercommunicator: collective over both groups. */
 int pd_intercomm_dup(struct ompi_communicator_t *comm,
                      struct ompi_communicator_t **out, struct pd_fail *fail);
+/* ... in two steps, as MPI_Comm_idup takes it: the ids of its two inner
+ * communicators' duplicates, in call order; then the duplicate made from
+ * them (in its turn, on comm's progress thread). */
+void pd_intercomm_child_ids(struct ompi_communicator_t *comm,
+                            char id_local[PD_COMM_ID_LEN],
+                            char id_both[PD_COMM_ID_LEN]);
+int pd_intercomm_dup_as(struct ompi_communicator_t *comm,
+                        const char *id_local, const char *id_both,
+                        struct ompi_communicator_t **out,
+                        struct pd_fail *fail);
 /* MPI_Intercomm_merge: the group that passes high = false comes first
  * (both alike: the lower group). Collective over both groups. */
 int pd_intercomm_merge(struct ompi_communicator_t *comm, bool high,
