@@ -118,18 +118,31 @@ void pd_p2p_queue_unexpected(struct pd_p2p *p, struct pd_message *m)
     pthread_cond_broadcast(&p->arrived);
 }
 
+/* The link to the first posted receive matching (src, tag), or NULL
+ * (lock held). */
+static struct pd_posted **pd_posted_find(struct pd_p2p *p, int src, int tag)
+{
+    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next)
+        if (pd_p2p_matches((*q)->src, (*q)->tag, src, tag))
+            return q;
+    return NULL;
+}
+
+/* The posted receive at link q, taken off the list (lock held). */
+static struct pd_posted *pd_posted_unlink(struct pd_p2p *p,
+                                          struct pd_posted **q)
+{
+    struct pd_posted *posted = *q;
+    *q = posted->next;
+    if (*q == NULL)
+        p->posted_tail = q;
+    return posted;
+}
+
 struct pd_posted *pd_p2p_take_posted(struct pd_p2p *p, int src, int tag)
 {
-    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
-        if (pd_p2p_matches((*q)->src, (*q)->tag, src, tag)) {
-            struct pd_posted *posted = *q;
-            *q = posted->next;
-            if (*q == NULL)
-                p->posted_tail = q;
-            return posted;
-        }
-    }
-    return NULL;
+    struct pd_posted **q = pd_posted_find(p, src, tag);
+    return q != NULL ? pd_posted_unlink(p, q) : NULL;
 }
 
 /* A message taken from the unexpected queue into posted (lock held). */
@@ -154,18 +167,11 @@ static void *pd_claim(void *ctx, int src, int tag, size_t bytes, void **token)
     void *into = NULL;
     *token = NULL;
     pthread_mutex_lock(&p->lock);
-    for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
-        if (!pd_p2p_matches((*q)->src, (*q)->tag, src, tag))
-            continue;
-        if ((*q)->capacity >= bytes) {
-            struct pd_posted *posted = *q;
-            *q = posted->next;
-            if (*q == NULL)
-                p->posted_tail = q;
-            *token = posted;
-            into = posted->buf;
-        }
-        break;
+    struct pd_posted **q = pd_posted_find(p, src, tag);
+    if (q != NULL && (*q)->capacity >= bytes) {
+        struct pd_posted *posted = pd_posted_unlink(p, q);
+        *token = posted;
+        into = posted->buf;
     }
     pthread_mutex_unlock(&p->lock);
     return into;
@@ -273,19 +279,13 @@ static void pd_watch_receive(struct ompi_request_t *req, int64_t since)
         char why[600];
         pd_p2p_hopeless(comm, (*q)->src, (*q)->tag, false, since, why,
                         sizeof(why));
-        if (why[0] != '\0') {
-            struct pd_posted *posted = *q;
-            *q = posted->next;
-            if (*q == NULL)
-                p->posted_tail = q;
-            pd_p2p_fail_posted(posted, why);
-        }
+        if (why[0] != '\0')
+            pd_p2p_fail_posted(pd_posted_unlink(p, q), why);
         break;
     }
     pthread_mutex_unlock(&p->lock);
 }
 
-/* comm's matching state, its backend receiving thread started. */
 /* Every other rank of comm runs on this host and the shared-memory
  * queues reach it: no socket is needed for comm's messages. */
 static bool pd_p2p_all_local(struct ompi_communicator_t *comm)
@@ -675,10 +675,7 @@ bool pd_p2p_cancel_recv(struct ompi_request_t *req)
     struct pd_posted *found = NULL;
     for (struct pd_posted **q = &p->posted; *q != NULL; q = &(*q)->next) {
         if ((*q)->st == st) {
-            found = *q;
-            *q = found->next;
-            if (*q == NULL)
-                p->posted_tail = q;
+            found = pd_posted_unlink(p, q);
             break;
         }
     }

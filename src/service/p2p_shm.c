@@ -357,11 +357,9 @@ static bool pd_push_eager(uint64_t cid, int src, const void *buf,
 bool pd_p2p_shm_send_now(struct ompi_communicator_t *comm, uint64_t cid,
                          const void *buf, size_t bytes, int dst, int tag)
 {
-    if (pd_q.pairs == NULL || dst == comm->rank ||
-        bytes > pd_shm_pairs_eager(pd_q.pairs))
-        return false;
-    int to = pd_q.local_of_world[pd_comm_world_rank(comm, dst)];
-    return to >= 0 && pd_push_eager(cid, comm->rank, buf, bytes, to, tag);
+    int to = pd_p2p_shm_local(comm, dst);
+    return to >= 0 && bytes <= pd_shm_pairs_eager(pd_q.pairs) &&
+           pd_push_eager(cid, comm->rank, buf, bytes, to, tag);
 }
 
 int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,

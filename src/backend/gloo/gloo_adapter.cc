@@ -1013,8 +1013,6 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
   }
 }
 
-/* The receiving thread: take the next header from any peer, then that
- * peer's payload, hand both to core, repeat until stopped. */
 /* Messages at least this large are read straight into a receive that
  * matches them (pd_p2p_sink's claim): below, a copy costs less than the
  * look for one under core's lock. */
@@ -1046,6 +1044,8 @@ static void payload_lost(const pd_p2p_sink& sink, void* data, void* token,
     free(data);
 }
 
+/* The receiving thread: take the next header from any peer, then that
+ * peer's payload, hand both to core, repeat until stopped. */
 static void pd_gloo_receive_loop(pd_backend_comm* comm,
                                  const pd_p2p_sink sink) {
   const uint64_t header_slot = gloo::Slot::build(kP2PHeaderSlotPrefix, 0);
@@ -1079,15 +1079,13 @@ static void pd_gloo_receive_loop(pd_backend_comm* comm,
         return;  // stopped
       memcpy(&header, inbox.data(), sizeof(header));
       void* token = nullptr;
-      void* data = nullptr;
+      void* data = payload_room(sink, src, header, &token);
       if (header.bytes <= kP2PEagerBytes) {
-        data = payload_room(sink, src, header, &token);
         if (header.bytes > 0)
           memcpy(data, inbox.data() + sizeof(header), header.bytes);
       } else {
         /* The payload follows its header on the same pair, so taking it
          * now keeps each sender's messages in order. */
-        data = payload_room(sink, src, header, &token);
         try {
           auto payload_buf =
               comm->context->createUnboundBuffer(data, header.bytes);
