@@ -1,8 +1,9 @@
 #!/bin/sh
 # pdmpi_info: it runs anywhere (no launcher, no device), its variable list
-# is the table of docs/configuration.md, a value MPI_Init would refuse is
-# flagged with MPI_Init's own words (and a non-zero status), and its
-# --parsable and --json forms carry the same variables.
+# is the table of docs/configuration.md and the README's list, a value
+# MPI_Init would refuse is flagged with MPI_Init's own words (and a
+# non-zero status), and its --parsable and --json forms carry the same
+# variables.
 . "$top_srcdir/tests/lib.sh"
 pd_tmpdir
 
@@ -23,6 +24,10 @@ grep '^| `' "$top_srcdir/docs/configuration.md" | cut -d'|' -f2 |
     > "$PD_TMP/listed"
 check "its variables are the table of docs/configuration.md" \
     diff -u "$PD_TMP/documented" "$PD_TMP/listed"
+sed -n '/^- \[Configuration\]/,/^- \[/p' "$top_srcdir/README.md" |
+    grep -o '`[A-Z][A-Z0-9_]*`' | tr -d '`' | LC_ALL=C sort > "$PD_TMP/readme"
+check "the README names each of them" \
+    diff -u "$PD_TMP/listed" "$PD_TMP/readme"
 
 # A bad value: pdmpi_info and MPI_Init say the same.
 PDMPI_TIMEOUT=soon "$info" > "$PD_TMP/bad" 2>&1
