@@ -204,6 +204,7 @@ struct AgreeChannel {
   AgreeHead outbox;
   std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
   bool primed = false;  // see prime_ring
+  std::vector<unsigned char> scratch;  // a pipelined allreduce's incoming piece
   int peer = -1;        // the rank a pipelined step writes to or reads from
   std::vector<int> fds;  // per rank: its pair's socket (-1: not found)
 };
@@ -644,28 +645,36 @@ size_t block_begin(size_t count, int size, int i) {
   return count / size * i + std::min<size_t>(i, count % size);
 }
 
+/* The input is read where it is: the first step sends this rank's own
+ * block and every step reduces the block it receives from the input into
+ * the output, so no block of the output needs the input copied in first
+ * (the allgather writes the one block, this rank's, that the
+ * reduce-scatter does not). */
 void pipelined_allreduce(pd_backend_comm* comm, const pd_coll_args* a) {
   const size_t e = a->elem_size;
   unsigned char* buf = static_cast<unsigned char*>(a->recvbuf);
-  if (a->sendbuf != nullptr && a->sendbuf != a->recvbuf)
-    memcpy(buf, a->sendbuf, a->count * e);
+  const unsigned char* in =
+      a->sendbuf != nullptr ? static_cast<const unsigned char*>(a->sendbuf)
+                            : buf;
   const int p = comm->size, me = comm->rank;
   const int right = (me + 1) % p, left = (me + p - 1) % p;
   auto begin = [&](int i) { return block_begin(a->count, p, (i % p + p) % p); };
   auto end_of = [&](int i) {
     return block_begin(a->count, p, (i % p + p) % p + 1);
   };
-  std::vector<unsigned char> scratch(
-      std::min(std::max(e, kPiece / e * e), a->count * e));
+  std::vector<unsigned char>& scratch = comm->agree.scratch;
+  scratch.resize(std::max(scratch.size(), std::max(e, kPiece / e * e)));
   /* Reduce-scatter: after p-1 steps block me+1 holds every rank's sum. */
   for (int s = 0; s < p - 1; s++) {
     int sb = me - s, rb = me - s - 1;
     size_t so = begin(sb), sn = end_of(sb) - so;
     size_t ro = begin(rb), rn = end_of(rb) - ro;
     unsigned char* dst = buf + ro * e;
-    sendrecv_pieces(comm, right, buf + so * e, sn * e, left, scratch.data(),
-                    rn * e, e, false, [&](size_t off, size_t n) {
-                      a->reduce(dst + off, dst + off, scratch.data(), n / e,
+    const unsigned char* mine = in + ro * e;
+    sendrecv_pieces(comm, right, (s == 0 ? in : buf) + so * e, sn * e, left,
+                    scratch.data(), rn * e, e, false,
+                    [&](size_t off, size_t n) {
+                      a->reduce(dst + off, mine + off, scratch.data(), n / e,
                                 a->reduce_ctx);
                     });
   }
