@@ -150,10 +150,19 @@ static bool pd_collect_acks(void)
     if (__atomic_load_n(&pd_q.awaiting, __ATOMIC_RELAXED) == NULL)
         return false;
     struct pd_pair_send *done = NULL;
+    /* A receiver that offers a share of its copy: taken after the lock,
+     * from a copy of the RTS (the send cannot complete while a piece it
+     * took is unwritten, and nothing is taken once it may). */
+    struct pd_pair_msg offer;
+    int offer_to = -1;
     pthread_mutex_lock(&pd_q.awaiting_lock);
     for (struct pd_pair_send **a = &pd_q.awaiting; *a != NULL;) {
         struct pd_pair_send *s = *a;
         if (!pd_shm_pairs_acked(pd_q.pairs, s->to, &s->m, &s->acked)) {
+            if (offer_to < 0 && pd_shm_pairs_offered(pd_q.pairs, s->to, &s->m)) {
+                offer = s->m;
+                offer_to = s->to;
+            }
             a = &s->next;
             continue;
         }
@@ -163,6 +172,8 @@ static bool pd_collect_acks(void)
     }
     pthread_mutex_unlock(&pd_q.awaiting_lock);
     bool moved = done != NULL;
+    if (offer_to >= 0)
+        moved |= pd_shm_pairs_help(pd_q.pairs, offer_to, &offer);
     while (done != NULL) {
         struct pd_pair_send *s = done;
         done = s->next;

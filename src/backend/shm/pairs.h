@@ -7,7 +7,9 @@
  * Small messages travel in the ring (eager). A large one sends only a
  * request to send (RTS): the receiver, once a receive matches it, reads
  * the data straight from the sender's memory with process_vm_readv -- one
- * copy -- and acknowledges it in a word of the pair's (or, when the
+ * copy, which from 512 KiB the sender, when it polls, shares by writing
+ * pieces into the receive buffer with process_vm_writev -- and
+ * acknowledges it in a word of the pair's (or, when the
  * sender has more such messages in flight than words, in the sender's own
  * memory with process_vm_writev); or,
  * where the kernel forbids that (ptrace_scope, seccomp), the sender
@@ -120,6 +122,15 @@ int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
  * memory RTS), the file removed (a file RTS). */
 void pd_shm_pairs_done(struct pd_shm_pairs *p, int src,
                        const struct pd_pair_msg *rts, const char *name);
+/* The sender of memory RTS m (as pushed) to dst: whether dst offers it a
+ * share of the copy now (a look, no more), and taking that share --
+ * pieces written into dst's receive buffer until none is left; whether
+ * it wrote any. m's data stays the sender's until m is acknowledged, and
+ * dst acknowledges only once every piece taken is written. */
+bool pd_shm_pairs_offered(struct pd_shm_pairs *p, int dst,
+                          const struct pd_pair_msg *m);
+bool pd_shm_pairs_help(struct pd_shm_pairs *p, int dst,
+                       const struct pd_pair_msg *m);
 /* The sender of memory RTS m (as pushed) to dst: whether dst is done
  * with it (word: the sender's own word that m->ack names). True once
  * per RTS: the pair's word goes back for reuse then. */
