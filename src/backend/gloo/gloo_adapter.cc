@@ -186,22 +186,44 @@ struct pd_p2p_send {
  * no rendezvous before a message moves (an asynchronous pair announces a
  * receive and waits for that announcement before it sends: 1.5 round
  * trips and four thread wake-ups for one record). A record and up to
- * kAgreeInline bytes travel as one message into a buffer registered once
- * per peer ("head", with the total length first); the rest, if any,
- * follows as a second message received in place. One agreement at a
- * time uses the channel. */
-constexpr size_t kAgreeInline = 1536;
+ * inline_bytes bytes travel as one message into a buffer registered once
+ * per peer (its total length first); the rest, if any, follows as a
+ * second message received in place. One agreement at a time uses the
+ * channel.
+ *
+ * A second message costs a write and two reads more on each side: 2-16
+ * KiB allreduces at np 2 took 20-26 us where 1 KiB took 11 with 1536
+ * bytes inline. The inline room is as large as a quarter MiB over all
+ * peers allows, between 1536 bytes and 16 KiB (with 16 KiB: 10-15 us at
+ * 2-16 KiB), so a communicator's inboxes take at most about 256 KiB, or
+ * 1.5 KiB per rank on very large ones. */
+constexpr size_t kAgreeInlineMin = 1536;
+constexpr size_t kAgreeInlineMax = 16 * 1024 + 64;  // a 16 KiB call and its record
+constexpr size_t kAgreeInboxes = 256 * 1024;
+constexpr size_t kAgreeTotalBytes = sizeof(uint64_t);  // before the record
 
-struct AgreeHead {
-  uint64_t total;
-  unsigned char bytes[kAgreeInline];
-};
+size_t agree_inline(int size) {
+  size_t share = kAgreeInboxes / static_cast<size_t>(size) / 64 * 64;
+  return std::max(kAgreeInlineMin, std::min(kAgreeInlineMax, share));
+}
+
+/* gloo sets a pair's send buffer (SO_SNDBUF) to the size of each message
+ * larger than any it sent before. A buffer the size of one message makes
+ * the next write wait for the peer's acknowledgement of the first: a
+ * round trip, or 40 ms where the kernel delays it (measured: a head and
+ * a tail of 16 KiB or more stalled 40 ms, 4 KiB took 27 us against 11).
+ * After each such message the channel sets the buffer back to this
+ * (doubled by the kernel, within net.core.wmem_max). */
+constexpr int kAgreeSendBuffer = 256 * 1024;
 
 struct AgreeChannel {
   std::shared_ptr<gloo::rendezvous::Context> context;
   std::mutex mutex;
-  std::vector<AgreeHead> inbox;  // one per rank
-  AgreeHead outbox;
+  size_t inline_bytes = 0;          // agree_inline
+  size_t box_bytes = 0;             // kAgreeTotalBytes + inline_bytes
+  std::vector<unsigned char> inbox;   // box_bytes per rank
+  std::vector<unsigned char> outbox;  // box_bytes
+  std::vector<size_t> sent_max;     // per rank: the largest message sent
   std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
   bool primed = false;  // see prime_ring
   std::vector<unsigned char> scratch;  // a pipelined allreduce's incoming piece
@@ -443,6 +465,17 @@ void await_readable(int fd) {
   poll_yielding(&p, 1);
 }
 
+/* After a message of nbytes to rank r on the agreement's channel: the
+ * send buffer back to kAgreeSendBuffer if gloo may have set it to that
+ * message (one larger than any before on the pair). */
+void hold_send_buffer(AgreeChannel& ch, int r, size_t nbytes) {
+  if (nbytes <= ch.sent_max[r] || ch.fds.empty() || ch.fds[r] < 0)
+    return;
+  ch.sent_max[r] = nbytes;
+  int want = kAgreeSendBuffer;
+  (void)setsockopt(ch.fds[r], SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+}
+
 /* Unbound-buffer messages live in a slot space of their own, clear of
  * the prefixes gloo's collectives use (1..8). */
 constexpr uint8_t kExchangeSlotPrefix = 0x21;
@@ -488,7 +521,11 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
           std::make_shared<gloo::rendezvous::Context>(init->rank, init->size);
       ch.context->setTimeout(comm->timeout);
       ch.context->connectFullMesh(agree_store, dev);
-      ch.inbox.resize(init->size);
+      ch.inline_bytes = agree_inline(init->size);
+      ch.box_bytes = kAgreeTotalBytes + ch.inline_bytes;
+      ch.inbox.resize(static_cast<size_t>(init->size) * ch.box_bytes);
+      ch.outbox.resize(ch.box_bytes);
+      ch.sent_max.assign(init->size, 0);
       ch.in.resize(init->size);
       ch.out.resize(init->size);
       for (int r = 0; r < init->size; r++) {
@@ -496,10 +533,11 @@ static int pd_gloo_comm_create(const pd_backend_comm_init* init,
           continue;
         auto& pair = ch.context->getPair(r);
         pair->setSync(true, false);
-        ch.in[r] = pair->createRecvBuffer(kAgreeSlot, &ch.inbox[r],
-                                          sizeof(AgreeHead));
-        ch.out[r] = pair->createSendBuffer(kAgreeSlot, &ch.outbox,
-                                           sizeof(AgreeHead));
+        ch.in[r] = pair->createRecvBuffer(
+            kAgreeSlot, ch.inbox.data() + static_cast<size_t>(r) * ch.box_bytes,
+            ch.box_bytes);
+        ch.out[r] = pair->createSendBuffer(kAgreeSlot, ch.outbox.data(),
+                                           ch.box_bytes);
       }
       if (init->p2p_sockets) {
         PdStore p2p_store(init->store,
@@ -970,16 +1008,17 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
   AgreeChannel& ch = comm->agree;
   std::lock_guard<std::mutex> lock(ch.mutex);
   const char* data = static_cast<const char*>(mine);
-  size_t head = std::min(bytes, kAgreeInline);
+  size_t head = std::min(bytes, ch.inline_bytes);
   int peer = -1;
   try {
-    ch.outbox.total = bytes;
-    memcpy(ch.outbox.bytes, data, head);
+    uint64_t total = bytes;
+    memcpy(ch.outbox.data(), &total, sizeof(total));
+    memcpy(ch.outbox.data() + kAgreeTotalBytes, data, head);
     for (int r = 0; r < comm->size; r++) {
       if (r == comm->rank)
         continue;
       peer = r;
-      ch.out[r]->send(0, offsetof(AgreeHead, bytes) + head, 0);
+      ch.out[r]->send(0, kAgreeTotalBytes + head, 0);
       ch.out[r]->waitSend();
       if (bytes > head) {
         auto tail = ch.context->getPair(r)->createSendBuffer(
@@ -987,6 +1026,7 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
         tail->send(0, bytes - head, 0);
         tail->waitSend();
       }
+      hold_send_buffer(ch, r, std::max(kAgreeTotalBytes + head, bytes - head));
     }
     std::vector<unsigned char> scratch;
     for (int r = 0; r < comm->size; r++) {
@@ -996,9 +1036,13 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
       await_readable(ch.fds[r]);
       ch.in[r]->waitRecv();
       char* slot = out + static_cast<size_t>(r) * stride;
-      size_t total = ch.inbox[r].total;
-      size_t got = std::min(total, kAgreeInline);
-      memcpy(slot, ch.inbox[r].bytes, std::min(got, stride));
+      const unsigned char* box =
+          ch.inbox.data() + static_cast<size_t>(r) * ch.box_bytes;
+      uint64_t total64;
+      memcpy(&total64, box, sizeof(total64));
+      size_t total = static_cast<size_t>(total64);
+      size_t got = std::min(total, ch.inline_bytes);
+      memcpy(slot, box + kAgreeTotalBytes, std::min(got, stride));
       if (total > got) {
         size_t rest = total - got;
         void* into = slot + got;
@@ -1008,6 +1052,9 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
         }
         auto tail = ch.context->getPair(r)->createRecvBuffer(kAgreeTailSlot,
                                                              into, rest);
+        /* Polled for first, as the head was: the tail is often still on
+         * its way, and a read that blocks sleeps in the kernel. */
+        await_readable(ch.fds[r]);
         tail->waitRecv();
         if (total > stride && stride > got)
           memcpy(slot + got, scratch.data(), stride - got);
