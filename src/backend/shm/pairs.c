@@ -493,6 +493,14 @@ static int pd_pull_shared(struct pd_shm_pairs *p, int src,
                 rc = -1;
                 break;
             }
+            if (p->seg->timeout_ms > 0 &&
+                waited / 1000000 >= (int64_t)p->seg->timeout_ms) {
+                snprintf(why, len, "the sender (pid %d) did not finish its "
+                         "part of %zu bytes within PDMPI_TIMEOUT (%d s)",
+                         (int)pid, n, p->seg->timeout_ms / 1000);
+                rc = -1;
+                break;
+            }
         }
     }
     atomic_store_explicit(&h->claim, 0, memory_order_relaxed);
