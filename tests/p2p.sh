@@ -9,9 +9,9 @@
 # that forbids reading another process leaves), and over gloo
 # (PDMPI_SHM_P2P=0), there also through gloo's asynchronous pairs
 # (PDMPI_P2P_SOCKETS=0, where pdmpi cannot find its own sockets); a sender
-# blocked on a receiver that is killed; over gloo, a receiver whose sender
-# is killed in the middle of a large message; a /dev/shm with no room for
-# the queues; a bad setting refused.
+# blocked on a receiver that is killed; over gloo and in shared memory, a
+# receiver whose sender is killed in the middle of a large message; a
+# /dev/shm with no room for the queues; a bad setting refused.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/launch_lib.sh"
 pd_tmpdir
@@ -47,6 +47,15 @@ done
 PDMPI_SHM=0 PDMPI_TIMEOUT=60 timed \
     "PaddlePaddle-style np 2, gloo: a sender killed in the middle of 2 GiB" \
     10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*the connection to rank 0 closed while its 2147483648-byte message was being received" \
+    paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway
+
+# On one host the same sender dies while it and its receiver copy the
+# 2 GiB between them (the receiver offers it pieces to write): the
+# receive fails, naming the rank, instead of waiting for the dead
+# sender's piece.
+PDMPI_TIMEOUT=60 timed \
+    "PaddlePaddle-style np 2, shared memory: a sender killed in the middle of 2 GiB" \
+    10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*receiving 2147483648 bytes from rank 0 \(tag 7\): (the sender \(pid [0-9]+\) is gone|reading [0-9]+ bytes from the sender \(pid [0-9]+\) failed)" \
     paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway
 
 # A /dev/shm with no room for the queues (1 MiB; np 4 wants 3 MiB of

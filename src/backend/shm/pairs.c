@@ -489,15 +489,15 @@ static int pd_pull_shared(struct pd_shm_pairs *p, int src,
             next_check += PD_PAIRS_LIVENESS_NS;
             if (pd_process_gone(pid)) {
                 snprintf(why, len, "the sender (pid %d) is gone while it "
-                         "copied part of %zu bytes", (int)pid, n);
+                         "copied its share of the message", (int)pid);
                 rc = -1;
                 break;
             }
             if (p->seg->timeout_ms > 0 &&
                 waited / 1000000 >= (int64_t)p->seg->timeout_ms) {
                 snprintf(why, len, "the sender (pid %d) did not finish its "
-                         "part of %zu bytes within PDMPI_TIMEOUT (%d s)",
-                         (int)pid, n, p->seg->timeout_ms / 1000);
+                         "share of the message within PDMPI_TIMEOUT (%d s)",
+                         (int)pid, p->seg->timeout_ms / 1000);
                 rc = -1;
                 break;
             }
