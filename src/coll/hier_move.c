@@ -19,8 +19,8 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
     /* A root that leads its host sends to the other hosts first and
      * spreads the data on its own host while they spread theirs: one
      * local broadcast on the way instead of two (2 hosts of one core
-     * each, 2 ranks on each, 1-16 MiB: 1.19-1.31x Open MPI's time with
-     * the root's host first). */
+     * each, 2 ranks on each, 1-16 MiB: 1.19-1.31x Open MPI's time when
+     * the root's host spread it first, 0.72-0.92x sending first). */
     bool root_leads = h->local_of[root] == 0;
     if (h->host == root_host && (!root_leads || h->num_hosts == 1))
         rc = pd_hier_local_bcast(comm, h, buffer, bytes, h->local_of[root], true,

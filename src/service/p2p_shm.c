@@ -159,7 +159,8 @@ static bool pd_collect_acks(void)
     for (struct pd_pair_send **a = &pd_q.awaiting; *a != NULL;) {
         struct pd_pair_send *s = *a;
         if (!pd_shm_pairs_acked(pd_q.pairs, s->to, &s->m, &s->acked)) {
-            if (offer_to < 0 && pd_shm_pairs_offered(pd_q.pairs, s->to, &s->m)) {
+            if (offer_to < 0 &&
+                pd_shm_pairs_offered(pd_q.pairs, s->to, &s->m)) {
                 offer = s->m;
                 offer_to = s->to;
             }

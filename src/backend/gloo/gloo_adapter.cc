@@ -198,7 +198,7 @@ struct pd_p2p_send {
  * 2-16 KiB), so a communicator's inboxes take at most about 256 KiB, or
  * 1.5 KiB per rank on very large ones. */
 constexpr size_t kAgreeInlineMin = 1536;
-constexpr size_t kAgreeInlineMax = 16 * 1024 + 64;  // a 16 KiB call and its record
+constexpr size_t kAgreeInlineMax = 16 * 1024 + 64;  // 16 KiB and a record
 constexpr size_t kAgreeInboxes = 256 * 1024;
 constexpr size_t kAgreeTotalBytes = sizeof(uint64_t);  // before the record
 
@@ -210,8 +210,9 @@ size_t agree_inline(int size) {
 /* gloo sets a pair's send buffer (SO_SNDBUF) to the size of each message
  * larger than any it sent before. A buffer the size of one message makes
  * the next write wait for the peer's acknowledgement of the first: a
- * round trip, or 40 ms where the kernel delays it (measured: a head and
- * a tail of 16 KiB or more stalled 40 ms, 4 KiB took 27 us against 11).
+ * round trip, or 40 ms where the kernel delays it (measured at np 2
+ * with 16 KiB inline: a 32 KiB allreduce, a head and a tail, took 40 ms;
+ * 4 KiB took 27 us where 8 KiB took 11).
  * After each such message the channel sets the buffer back to this
  * (doubled by the kernel, within net.core.wmem_max). */
 constexpr int kAgreeSendBuffer = 256 * 1024;
