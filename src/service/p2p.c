@@ -629,6 +629,15 @@ int pd_p2p_recv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
     struct pd_p2p *p = pd_p2p_get(comm, fail);
     if (p == NULL)
         return fail->errclass;
+    int from = src >= 0 ? pd_p2p_shm_local(comm, src) : -1;
+    int got_tag;
+    size_t got_bytes;
+    if (from >= 0 && pd_p2p_shm_recv_now(p, src, from, tag, buf, capacity,
+                                         &got_tag, &got_bytes)) {
+        if (status != MPI_STATUS_IGNORE)
+            pd_status_for(status, src, got_tag, got_bytes);
+        return MPI_SUCCESS;
+    }
     struct ompi_request_t req;
     struct pd_request_state st;
     pd_request_init_local(&req, &st, comm, call);

@@ -85,6 +85,16 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
  * usual. */
 bool pd_p2p_shm_send_now(struct ompi_communicator_t *comm, uint64_t cid,
                          const void *buf, size_t bytes, int dst, int tag);
+/* A blocking receive's quickest way: from local rank `from` (comm rank
+ * src of p's communicator), with no receive posted and nothing queued on
+ * p, the eager message at the head of from's ring taken straight into
+ * buf if it matches tag and fits, waiting for it a moment (as long as a
+ * waiting rank polls). True with its tag and bytes; false where it must
+ * go the usual way (another message first, a large or synchronous one,
+ * nothing yet, another thread draining). */
+bool pd_p2p_shm_recv_now(struct pd_p2p *p, int src, int from, int tag,
+                         void *buf, size_t capacity, int *got_tag,
+                         size_t *got_bytes);
 /* p's comm takes messages now: what arrived for it before is queued. */
 void pd_p2p_shm_register(struct pd_p2p *p);
 /* A receive was posted that no message matched yet: the helper takes

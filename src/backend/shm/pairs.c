@@ -401,6 +401,22 @@ const struct pd_pair_msg *pd_shm_pairs_peek(struct pd_shm_pairs *p, int src)
     }
 }
 
+const struct pd_pair_msg *pd_shm_pairs_peek_polling(struct pd_shm_pairs *p,
+                                                    int src)
+{
+    const struct pd_pair_msg *m = pd_shm_pairs_peek(p, src);
+    if (m != NULL || p->spin_ns == 0)
+        return m;
+    int64_t start = pd_clock_ns();
+    for (unsigned i = 1;; i++) {
+        pd_cpu_relax();
+        if ((m = pd_shm_pairs_peek(p, src)) != NULL)
+            return m;
+        if (i % 64 == 0 && pd_clock_ns() - start >= p->spin_ns)
+            return NULL;
+    }
+}
+
 void pd_shm_pairs_pop(struct pd_shm_pairs *p, int src,
                       const struct pd_pair_msg *m)
 {

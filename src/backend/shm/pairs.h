@@ -107,6 +107,10 @@ bool pd_shm_pairs_push(struct pd_shm_pairs *p, int dst,
                        struct pd_pair_msg *m, const void *payload);
 /* The oldest record from src, or NULL; valid until pd_shm_pairs_pop. */
 const struct pd_pair_msg *pd_shm_pairs_peek(struct pd_shm_pairs *p, int src);
+/* pd_shm_pairs_peek, polling for a record as long as a waiting rank
+ * polls before it yields (not at all where ranks share processors). */
+const struct pd_pair_msg *pd_shm_pairs_peek_polling(struct pd_shm_pairs *p,
+                                                    int src);
 /* Whether a record waits in any ring to this rank: a look without
  * locks, cheaper than peeking at each source in turn. */
 bool pd_shm_pairs_arrived(struct pd_shm_pairs *p);
