@@ -1,5 +1,6 @@
 #!/bin/sh
-# Point-to-point between the ranks of one host: p2p_check (order, tags,
+# Point-to-point between the ranks of one host: p2p_check (order, a
+# receive posted before a blocking one taking the first message, tags,
 # wildcards, probes, zero-byte and 8 MiB messages, truncation, 80 large
 # messages received in reverse, a full queue while the sender waits in a
 # barrier, MPI_Cancel, matched probes, buffered and ready sends, a first

@@ -6,7 +6,8 @@
  * MPI_Status fields and MPI_Get_count, MPI_Probe and MPI_Iprobe (the size
  * learned before receiving), the non-overtaking order per (source,
  * communicator) - 1000 messages of varying sizes and tags from every rank
- * to rank 0, received with MPI_ANY_SOURCE and MPI_ANY_TAG - a ring
+ * to rank 0, received with MPI_ANY_SOURCE and MPI_ANY_TAG, and a receive
+ * posted before a blocking one taking the first message - a ring
  * exchange, 8 MiB messages, MPI_ERR_TRUNCATE for a receive buffer that
  * is too small, 80 large messages in flight received in the reverse
  * order of their tags, and 3000 small ones in flight while their sender
@@ -585,6 +586,64 @@ static void check_order_blocking(void)
     }
     report(&v, "blocking MPI_Send of %d messages per rank to rank 0, "
            "received by source and by MPI_ANY_SOURCE, in order", MSGS);
+}
+
+/* A receive posted earlier takes a source's first message before a
+ * blocking receive that comes after it, whether the messages are sent
+ * before or after the two receives are posted, and whether the earlier
+ * one names the source or takes any: rank 1 sends rank 0 messages 0 and
+ * 1 (tag 5) in each of four rounds; rank 0 posts MPI_Irecv (source 1 or
+ * MPI_ANY_SOURCE), then calls MPI_Recv (source 1), and message 0 must
+ * land in the MPI_Irecv's buffer. */
+static void check_posted_before_blocking(void)
+{
+    struct verdict v = {""};
+    for (int round = 0; round < 4; round++) {
+        bool any = round % 2 != 0, early = round >= 2;
+        int first[10], second[10];      /* a canary after 9 received */
+        if (world_rank == 1) {
+            if (!early)
+                MPI_Barrier(MPI_COMM_WORLD);
+            for (int seq = 0; seq < 2; seq++) {
+                int buf[9];
+                buf[0] = seq;
+                fill(buf + 1, 8, 1, 0, 5, seq);
+                check_rc(&v, "MPI_Send",
+                         MPI_Send(buf, 9, MPI_INT, 0, 5, MPI_COMM_WORLD));
+            }
+            if (early)
+                MPI_Barrier(MPI_COMM_WORLD);
+        } else if (world_rank == 0) {
+            for (int i = 0; i < 10; i++)
+                first[i] = second[i] = CANARY;
+            if (early)
+                MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Request req;
+            check_rc(&v, "MPI_Irecv",
+                     MPI_Irecv(first, 9, MPI_INT, any ? MPI_ANY_SOURCE : 1, 5,
+                               MPI_COMM_WORLD, &req));
+            if (!early)
+                MPI_Barrier(MPI_COMM_WORLD);
+            check_rc(&v, "MPI_Recv",
+                     MPI_Recv(second, 9, MPI_INT, 1, 5, MPI_COMM_WORLD,
+                              MPI_STATUS_IGNORE));
+            check_rc(&v, "MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+            if (v.detail[0] == '\0' && (first[0] != 0 || second[0] != 1))
+                fail(&v, "round %d (%s, sent %s): the MPI_Irecv got message "
+                     "%d and the MPI_Recv after it message %d", round,
+                     any ? "MPI_ANY_SOURCE" : "source 1",
+                     early ? "before" : "after", first[0], second[0]);
+            else if (v.detail[0] == '\0') {
+                verify_msg(&v, first + 1, 8, 8, 1, 0, 5, 0, "posted first");
+                verify_msg(&v, second + 1, 8, 8, 1, 0, 5, 1, "blocking");
+            }
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    report(&v, "a receive posted before a blocking receive from the same "
+           "source takes its first message (named source or "
+           "MPI_ANY_SOURCE, sent before or after the receives)");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1459,6 +1518,13 @@ int main(int argc, char **argv)
         report_skip("needs 2 ranks", "blocking MPI_Send of 200 messages per "
                     "rank to rank 0, received by source and by "
                     "MPI_ANY_SOURCE, in order");
+    if (world_size > 1)
+        check_posted_before_blocking();
+    else
+        report_skip("needs 2 ranks", "a receive posted before a blocking "
+                    "receive from the same source takes its first message "
+                    "(named source or MPI_ANY_SOURCE, sent before or after "
+                    "the receives)");
     check_truncation();
     check_reverse_large();
     check_flood_then_barrier();
