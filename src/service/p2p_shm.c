@@ -685,7 +685,8 @@ static bool pd_drain(void)
 }
 
 /* Whether p has a receive posted or a message queued (the drain lock
- * held: no message joins the queue meanwhile). */
+ * held: no message from a rank of this host joins the queue meanwhile;
+ * one from another host would not come before the head of a ring). */
 static bool pd_p2p_busy(struct pd_p2p *p)
 {
     pthread_mutex_lock(&p->lock);

@@ -702,7 +702,8 @@ void pipelined_allreduce(pd_backend_comm* comm, const pd_coll_args* a) {
     return block_begin(a->count, p, (i % p + p) % p + 1);
   };
   std::vector<unsigned char>& scratch = comm->agree.scratch;
-  scratch.resize(std::max(scratch.size(), std::max(e, kPiece / e * e)));
+  if (scratch.size() < std::max(e, kPiece / e * e))
+    scratch.resize(std::max(e, kPiece / e * e));
   /* Reduce-scatter: after p-1 steps block me+1 holds every rank's sum. */
   for (int s = 0; s < p - 1; s++) {
     int sb = me - s, rb = me - s - 1;

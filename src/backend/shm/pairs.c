@@ -67,8 +67,8 @@ struct pd_pair_rank {
  * larger messages (32 KiB: 10-14 GB/s at 1-8 MiB, 256 KiB: 12-21).
  */
 #define PD_PAIRS_HELP_MIN ((size_t)512 << 10)
-#define PD_PAIRS_LIVENESS_NS 100000000  /* a helping sender still there? */
 #define PD_PAIRS_HELP_PIECE ((size_t)256 << 10)
+#define PD_PAIRS_LIVENESS_NS 100000000  /* a helping sender still there? */
 
 struct pd_pair_help {
     _Atomic uint64_t claim;         /* gen << 32 | pieces taken; the gen
@@ -471,7 +471,9 @@ static size_t pd_help_take(struct pd_pair_help *h, uint32_t gen, size_t *off)
 
 /* The receiver's side of a shared copy (h held). Every piece the sender
  * took is waited for, even after a failed read here: the receive buffer
- * goes back to the program only when nobody writes it any more. */
+ * goes back to the program only when nobody writes it any more -- unless
+ * the sender is gone, or stopped past PDMPI_TIMEOUT (then the receive
+ * fails, and the offer is withdrawn so that it takes no further piece). */
 static int pd_pull_shared(struct pd_shm_pairs *p, int src,
                           const struct pd_pair_msg *rts,
                           struct pd_pair_help *h, void *dst, size_t n,
