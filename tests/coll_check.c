@@ -476,6 +476,49 @@ static void check_bcast(const struct elem_type *t, size_t count, int root)
     free(buf);
 }
 
+/* Broadcasts back to back, nothing between them: more from one root than
+ * a root leads before it checks the others' answers (over gloo, coll/
+ * agree.h), then from a rank that received a moment before, then from
+ * each rank in turn; among them blocks that ride in the agreement in two
+ * messages and one too large to ride in it. Every rank checks every
+ * broadcast at the end. */
+static void check_bcast_runs(void)
+{
+    enum { RUNS = 60, SMALL = 3, MID = 5000, LARGE = 40000 };
+    struct verdict v = {""};
+    int *bufs[RUNS];
+    size_t counts[RUNS];
+    int roots[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        counts[i] = i == 45 ? LARGE : i % 7 == 3 ? MID : SMALL;
+        roots[i] = i < 20 ? 0 : i < 40 ? world_size - 1 : i % world_size;
+        bufs[i] = calloc(counts[i], sizeof(int));
+        if (bufs[i] == NULL) {
+            fprintf(stderr, "coll_check: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        if (world_rank == roots[i])
+            for (size_t j = 0; j < counts[i]; j++)
+                bufs[i][j] = i * 100000 + (int)j;
+    }
+    for (int i = 0; i < RUNS; i++)
+        verdict_check_rc(&v, "MPI_Bcast",
+                         MPI_Bcast(bufs[i], (int)counts[i], MPI_INT, roots[i],
+                                   MPI_COMM_WORLD));
+    for (int i = 0; i < RUNS; i++) {
+        for (size_t j = 0; j < counts[i]; j++)
+            if (bufs[i][j] != i * 100000 + (int)j) {
+                verdict_fail(&v, "broadcast %d (root %d, %zu ints): element "
+                             "%zu is %d, want %d", i, roots[i], counts[i], j,
+                             bufs[i][j], i * 100000 + (int)j);
+                break;
+            }
+        free(bufs[i]);
+    }
+    report("bcast: 60 back to back from rank 0, the last rank, each in turn",
+           &v);
+}
+
 /* In place, the send count and type are ignored by the standard; passing
  * 0 and MPI_DATATYPE_NULL, as many programs do, checks that they are. */
 static void check_allgather(const struct elem_type *t, size_t count,
@@ -829,6 +872,7 @@ int main(int argc, char **argv)
     check_type_queries();
     check_barrier_waits_for_late_rank();
     check_many_barriers();
+    check_bcast_runs();
 
     run_small_reductions();
     run_small_data_movement();

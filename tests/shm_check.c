@@ -318,14 +318,17 @@ static int orphan(const char *how, int dying, int waiter, bool given)
  * --count: rank 1 passes one element more than the others.
  * --uneven [K]: ranks K and up (default: the last rank) pass 1000
  * elements, the others 1024 (a data-parallel job's short last batch).
- * --roots: odd ranks broadcast from rank 1, even ones from rank 0.
+ * --roots: odd ranks broadcast from rank 1, even ones from rank 0, then
+ * all call MPI_Barrier.
  * --op: rank 1 reduces with MPI_MAX where the others use MPI_SUM (the
  * same bytes: only the op tells the calls apart).
  * --blocks: rank 0 calls MPI_Alltoall where the others call MPI_Gather
  * with root 1 (both go through the segment's pieces).
  * --types bcast|allgather: odd ranks pass 4 MPI_INT, even ones 4
- * MPI_FLOAT (the same bytes: only the datatype tells the calls apart).
- * All must fail; the driver checks the message. */
+ * MPI_FLOAT (the same bytes: only the datatype tells the calls apart);
+ * MPI_Barrier after the broadcast.
+ * Every rank that sees the mismatch fails; the driver checks the
+ * message. */
 static int mismatch(const char *how, int skipper)
 {
     float buf[8] = { 0 };
@@ -355,8 +358,14 @@ static int mismatch(const char *how, int skipper)
         rc = how[0] == 'b'
                  ? MPI_Bcast(buf, 4, type, 0, MPI_COMM_WORLD)
                  : MPI_Allgather(buf, 4, type, all, 4, type, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS && how[0] == 'b')     /* as --roots */
+            rc = MPI_Barrier(MPI_COMM_WORLD);
     } else if (strcmp(how, "--roots") == 0) {
+        /* A root may return before anyone finds the mismatch (over gloo
+         * it does): the next call must. */
         rc = MPI_Bcast(buf, 4, MPI_FLOAT, world_rank % 2, MPI_COMM_WORLD);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Barrier(MPI_COMM_WORLD);
     } else if (strcmp(how, "--op") == 0) {
         rc = MPI_Allreduce(MPI_IN_PLACE, buf, 4, MPI_FLOAT,
                            world_rank == 1 ? MPI_MAX : MPI_SUM,

@@ -157,6 +157,21 @@ struct pd_backend_ops {
     int (*agree)(struct pd_backend_comm *comm, const void *mine, size_t bytes,
                  void *all, size_t stride, uint32_t tag,
                  struct pd_backend_error *err);
+    /* A one-way agreement on agree's channel, for a broadcast: root
+     * sends its `bytes` at mine to every other rank and returns without
+     * reading; every other rank sends its `bytes` at mine (its answer) to
+     * root, then takes root's message into theirs (cap bytes kept, zeros
+     * after a shorter one). The answers wait on the channel: root takes
+     * them with agree_take before anything else it reads from those
+     * ranks. NULL where the backend has only agree. */
+    int (*agree_rooted)(struct pd_backend_comm *comm, int root,
+                        const void *mine, size_t bytes, void *theirs,
+                        size_t cap, uint32_t tag,
+                        struct pd_backend_error *err);
+    /* peer's next message on agree's channel into buf, as agree_rooted
+     * keeps one. */
+    int (*agree_take)(struct pd_backend_comm *comm, int peer, void *buf,
+                      size_t cap, struct pd_backend_error *err);
     /* Point-to-point messages (MPI_Send & co.): a message is posted at
      * once, in call order, and completes when the peer has taken it; the
      * peer's receiving thread (p2p_start) takes every message as it

@@ -13,11 +13,19 @@ static int pd_agree_rank(const struct pd_agree_ctx *x, int r)
     return x->comm_rank_of != NULL ? x->comm_rank_of[r] : r;
 }
 
+static int pd_agree_settle_all(const struct pd_agree_ctx *x, uint32_t tag,
+                               const char *what, struct pd_fail *fail);
+
+/* Every rank's bytes at mine into all, stride apart, once the answers
+ * this rank is owed are taken (they come first on the channel). */
 static int pd_agree_trade(const struct pd_agree_ctx *x, uint32_t tag,
                           const void *mine, size_t bytes, void *all,
                           size_t stride, const char *what,
                           struct pd_fail *fail)
 {
+    int rc = pd_agree_settle_all(x, tag, what, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
     struct pd_backend_error e;
     e.msg[0] = '\0';
     e.peer = -1;
@@ -77,24 +85,15 @@ static bool pd_agree_same(const struct pd_agree_rec *a,
            a->root == b->root && a->bytes == b->bytes;
 }
 
-/* After a trade: MPI_SUCCESS when every rank's record (at stride in all)
- * equals mine, else the mismatch, both calls named, in fail. */
-static int pd_agree_compare(const struct pd_agree_ctx *x,
+/* The mismatch of mine and theirs (rank other's record), both calls
+ * named, then `after`. */
+static int pd_agree_differs(const struct pd_agree_ctx *x,
                             const struct pd_agree_rec *mine,
-                            const unsigned char *all, size_t stride,
-                            const char *what, struct pd_fail *fail)
+                            const struct pd_agree_rec *theirs, int other,
+                            const char *what, const char *after,
+                            struct pd_fail *fail)
 {
-    int other = -1;
-    struct pd_agree_rec rec;
-    for (int r = 0; r < x->size && other < 0; r++) {
-        memcpy(&rec, all + (size_t)r * stride, sizeof(rec));
-        if (!pd_agree_same(&rec, mine))
-            other = r;
-    }
-    if (other < 0)
-        return MPI_SUCCESS;
-    const struct pd_agree_rec *theirs = &rec;
-    char msg[400];
+    char msg[480];
     int me = x->comm->rank, them = pd_agree_rank(x, other);
     if (!pd_call_sig_same(&theirs->call, &mine->call))
         pd_call_sig_mismatch(msg, sizeof(msg), me, &mine->call, them,
@@ -108,7 +107,184 @@ static int pd_agree_compare(const struct pd_agree_ctx *x,
                  (unsigned long long)mine->bytes, them,
                  pd_coll_kind_name(theirs->step),
                  (unsigned long long)theirs->bytes);
+    size_t n = strlen(msg);
+    snprintf(msg + n, sizeof(msg) - n, "%s", after);
     return pd_agree_mismatch(x, what, msg, fail);
+}
+
+/* After a trade: MPI_SUCCESS when every rank's record (at stride in all)
+ * equals mine, else the mismatch, both calls named, in fail. */
+static int pd_agree_compare(const struct pd_agree_ctx *x,
+                            const struct pd_agree_rec *mine,
+                            const unsigned char *all, size_t stride,
+                            const char *what, struct pd_fail *fail)
+{
+    struct pd_agree_rec rec;
+    for (int r = 0; r < x->size; r++) {
+        memcpy(&rec, all + (size_t)r * stride, sizeof(rec));
+        if (!pd_agree_same(&rec, mine))
+            return pd_agree_differs(x, mine, &rec, r, what, "", fail);
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- one-way agreements (agree.h) ------------------------------------ */
+
+/* What a broadcast's root is owed: its records of the last
+ * PD_AGREE_OWED_MAX broadcasts it led, by number, and per rank how many
+ * answers it has taken from that rank. */
+struct pd_agree_owed {
+    uint32_t led;
+    struct pd_agree_rec rec[PD_AGREE_OWED_MAX];
+    uint32_t taken[];
+};
+
+void pd_agree_owed_free(struct pd_agree_owed *owed)
+{
+    free(owed);
+}
+
+/* Take every answer peer owes this rank, each checked against the
+ * broadcast it answers. */
+static int pd_agree_settle(const struct pd_agree_ctx *x, uint32_t tag,
+                           int peer, const char *what, struct pd_fail *fail)
+{
+    struct pd_agree_owed *o = x->owed != NULL ? *x->owed : NULL;
+    while (o != NULL && o->taken[peer] != o->led) {
+        struct pd_agree_rec theirs;
+        struct pd_backend_error e;
+        e.msg[0] = '\0';
+        e.peer = -1;
+        int status = x->ops->agree_take(x->bc, peer, &theirs, sizeof(theirs),
+                                        &e);
+        if (status != PD_BACKEND_OK)
+            return pd_coll_step_failed(x, tag, status, what, &e, fail);
+        const struct pd_agree_rec *led =
+            &o->rec[o->taken[peer] % PD_AGREE_OWED_MAX];
+        o->taken[peer]++;
+        if (!pd_agree_same(led, &theirs))
+            return pd_agree_differs(x, led, &theirs, peer, what,
+                                    "; this rank found it after its "
+                                    "broadcast returned (a broadcast's "
+                                    "root does not wait for the others)",
+                                    fail);
+    }
+    return MPI_SUCCESS;
+}
+
+static int pd_agree_settle_all(const struct pd_agree_ctx *x, uint32_t tag,
+                               const char *what, struct pd_fail *fail)
+{
+    if (x->owed == NULL || *x->owed == NULL)
+        return MPI_SUCCESS;
+    for (int r = 0; r < x->size; r++) {
+        int rc = r == x->rank ? MPI_SUCCESS
+                              : pd_agree_settle(x, tag, r, what, fail);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* The root's side: msg (its record and data, len bytes) to every rank,
+ * remembered until each has answered. */
+static int pd_agree_lead(const struct pd_agree_ctx *x, uint32_t tag,
+                         const struct pd_agree_rec *mine,
+                         const unsigned char *msg, size_t len,
+                         const char *what, struct pd_fail *fail)
+{
+    struct pd_agree_owed *o = *x->owed;
+    if (o == NULL) {
+        o = pd_coll_alloc(sizeof(*o) + (size_t)x->size * sizeof(uint32_t),
+                          fail);
+        if (o == NULL)
+            return fail->errclass;
+        memset(o, 0, sizeof(*o) + (size_t)x->size * sizeof(uint32_t));
+        *x->owed = o;
+    }
+    for (int r = 0; r < x->size; r++) {
+        if (r == x->rank || o->led - o->taken[r] < PD_AGREE_OWED_MAX)
+            continue;
+        int rc = pd_agree_settle(x, tag, r, what, fail);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
+    e.peer = -1;
+    int status = x->ops->agree_rooted(x->bc, x->rank, msg, len, NULL, 0, tag,
+                                      &e);
+    if (status != PD_BACKEND_OK)
+        return pd_coll_step_failed(x, tag, status, what, &e, fail);
+    o->rec[o->led % PD_AGREE_OWED_MAX] = *mine;
+    o->led++;
+    return MPI_SUCCESS;
+}
+
+/* Another rank's side: its record to the root, the root's (len bytes)
+ * into msg, compared with its own. */
+static int pd_agree_follow(const struct pd_agree_ctx *x, uint32_t tag,
+                           const struct pd_agree_rec *mine,
+                           unsigned char *msg, size_t len, const char *what,
+                           struct pd_fail *fail)
+{
+    int root = mine->root;
+    int rc = pd_agree_settle(x, tag, root, what, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
+    e.peer = -1;
+    int status = x->ops->agree_rooted(x->bc, root, mine, sizeof(*mine), msg,
+                                      len, tag, &e);
+    if (status != PD_BACKEND_OK)
+        return pd_coll_step_failed(x, tag, status, what, &e, fail);
+    struct pd_agree_rec theirs;
+    memcpy(&theirs, msg, sizeof(theirs));
+    return pd_agree_same(&theirs, mine)
+               ? MPI_SUCCESS
+               : pd_agree_differs(x, mine, &theirs, root, what, "", fail);
+}
+
+int pd_coll_agree_rooted(const struct pd_agree_ctx *x, uint32_t tag,
+                         const struct pd_agree_rec *mine, void *buf,
+                         size_t bytes, const char *what,
+                         struct pd_fail *fail)
+{
+    int root = mine->root;
+    if (x->ops->agree_rooted == NULL || x->ops->agree_take == NULL ||
+        x->owed == NULL || x->size < 2) {
+        unsigned char *all;
+        size_t stride;
+        int rc = pd_coll_agree_carrying(x, tag, mine,
+                                        x->rank == root ? buf : NULL, bytes,
+                                        &all, &stride, what, fail);
+        if (rc == MPI_SUCCESS && x->rank != root)
+            memcpy(buf, all + (size_t)root * stride + sizeof(*mine), bytes);
+        free(all);
+        return rc;
+    }
+    if (!pd_agree_can_carry(x->size, bytes)) {
+        pd_fail_set(fail, MPI_ERR_INTERN, "an agreement cannot carry %zu "
+                    "bytes", bytes);
+        return fail->errclass;
+    }
+    size_t len = sizeof(*mine) + bytes;
+    unsigned char *msg = pd_coll_alloc(len, fail);
+    if (msg == NULL)
+        return fail->errclass;
+    int rc;
+    if (x->rank == root) {
+        memcpy(msg, mine, sizeof(*mine));
+        memcpy(msg + sizeof(*mine), buf, bytes);
+        rc = pd_agree_lead(x, tag, mine, msg, len, what, fail);
+    } else {
+        rc = pd_agree_follow(x, tag, mine, msg, len, what, fail);
+        if (rc == MPI_SUCCESS)
+            memcpy(buf, msg + sizeof(*mine), bytes);
+    }
+    free(msg);
+    return rc;
 }
 
 int pd_coll_agree(const struct pd_agree_ctx *x, uint32_t tag,

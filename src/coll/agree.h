@@ -7,6 +7,13 @@
  * step moves anything. A backend that needs this sets its agree entry;
  * then every step and exchange first trades one fixed-size record per
  * rank, and the ranks fail together, naming both calls, when any differ.
+ *
+ * A small broadcast's agreement is one-way where the backend can
+ * (agree_rooted): the root sends its record and data and returns, as a
+ * broadcast's root may in MPI; each other rank sends its record back and
+ * compares the root's with its own. The root checks those answers later,
+ * before it next reads from that rank (or after PD_AGREE_OWED_MAX
+ * broadcasts), so a rank that was in another call is still named, then.
  */
 #ifndef PD_COLL_AGREE_H
 #define PD_COLL_AGREE_H
@@ -39,7 +46,17 @@ struct pd_agree_ctx {
     struct pd_backend_comm *bc;
     int size;
     const int *comm_rank_of;
+    int rank;                       /* this rank among the size */
+    /* The answers this rank is owed as a broadcast's root, kept with bc
+     * (made on first use; pd_agree_owed_free); NULL: no one-way
+     * agreements on this context. */
+    struct pd_agree_owed **owed;
 };
+
+/* Broadcasts a root may lead before it takes the answers to the oldest. */
+#define PD_AGREE_OWED_MAX 16
+
+void pd_agree_owed_free(struct pd_agree_owed *owed);
 
 /* MPI_SUCCESS when every rank passed a record equal to mine (or the
  * backend needs no agreement); else the error class, both calls in fail. */
@@ -72,6 +89,15 @@ int pd_coll_agree_carrying(const struct pd_agree_ctx *x, uint32_t tag,
                            const struct pd_agree_rec *mine, const void *data,
                            size_t bytes, unsigned char **out, size_t *stride,
                            const char *what, struct pd_fail *fail);
+
+/* A small broadcast's agreement (one-way, see above), its data riding
+ * along: mine->root's `bytes` (pd_agree_can_carry) at buf land in buf on
+ * every rank. Falls back to pd_coll_agree_carrying where the backend or
+ * context has no one-way agreement. */
+int pd_coll_agree_rooted(const struct pd_agree_ctx *x, uint32_t tag,
+                         const struct pd_agree_rec *mine, void *buf,
+                         size_t bytes, const char *what,
+                         struct pd_fail *fail);
 
 /* A step or exchange on x that failed with a backend's status and error
  * e, as an MPI error class in fail: it names the rank a failed wait was

@@ -37,6 +37,17 @@ typedef int (*pd_host_algo)(const struct pd_host_call *hc,
 
 /* ---- flat: one step of the host backend ------------------------------ */
 
+/* The agreement's context on comm's own host backend. */
+static struct pd_agree_ctx pd_host_agree_ctx(struct ompi_communicator_t *comm,
+                                             const struct pd_backend_ops *ops,
+                                             struct pd_backend_comm *bc)
+{
+    return (struct pd_agree_ctx){
+        .comm = comm, .ops = ops, .bc = bc, .size = comm->size,
+        .rank = comm->rank, .owed = &comm->state->host_owed,
+    };
+}
+
 /* PD_BACKEND_ERR_UNSUPPORTED is returned as is (no message) when the
  * backend lacks the step or cannot take this element size; every other
  * failure becomes an MPI error class in fail. */
@@ -59,7 +70,7 @@ static int pd_step(const struct pd_coll *c, const struct pd_call_sig *sig,
                args->elem_size, args->root, args->tag, ops->name,
                pd_algo_name(args->algorithm));
     const char *what = pd_coll_kind_name(step);
-    struct pd_agree_ctx x = { c->comm, ops, bc, c->comm->size, NULL };
+    struct pd_agree_ctx x = pd_host_agree_ctx(c->comm, ops, bc);
     struct pd_agree_rec rec = {
         .call = *sig, .step = (uint8_t)step, .root = args->root,
         .bytes = args->count * args->elem_size,
@@ -79,18 +90,11 @@ static int pd_step(const struct pd_coll *c, const struct pd_call_sig *sig,
     return pd_coll_step_failed(&x, args->tag, status, what, &berr, fail);
 }
 
-/*
- * A small call on a backend that agrees on every call first: the
- * agreement carries each rank's bytes at data -- one exchange instead of
- * the agreement and the backend's own rounds, each of which is a
- * rendezvous over gloo. Every rank's record and data land in *all,
- * stride apart, the data after each record (free it).
- * PD_BACKEND_ERR_UNSUPPORTED where the call is too large or the backend
- * needs no agreement.
- */
-static int pd_carried(const struct pd_coll *c, const struct pd_call_sig *sig,
-                      const void *data, size_t bytes, unsigned char **all,
-                      size_t *stride, struct pd_fail *fail)
+/* comm's host backend's agreement, in x, for a call of bytes per rank
+ * carried in it: PD_BACKEND_ERR_UNSUPPORTED where the call is too large
+ * or the backend needs no agreement. */
+static int pd_carrier(const struct pd_coll *c, size_t bytes,
+                      struct pd_agree_ctx *x, struct pd_fail *fail)
 {
     const struct pd_backend_ops *ops;
     struct pd_backend_comm *bc;
@@ -102,7 +106,26 @@ static int pd_carried(const struct pd_coll *c, const struct pd_call_sig *sig,
         return PD_BACKEND_ERR_UNSUPPORTED;
     pd_stats_way(PD_WAY_HOST);
     pd_stats_algo(PD_ALGO_CARRIED);
-    struct pd_agree_ctx x = { c->comm, ops, bc, c->comm->size, NULL };
+    *x = pd_host_agree_ctx(c->comm, ops, bc);
+    return MPI_SUCCESS;
+}
+
+/*
+ * A small call on a backend that agrees on every call first: the
+ * agreement carries each rank's bytes at data -- one exchange instead of
+ * the agreement and the backend's own rounds, each of which is a
+ * rendezvous over gloo. Every rank's record and data land in *all,
+ * stride apart, the data after each record (free it).
+ * PD_BACKEND_ERR_UNSUPPORTED as pd_carrier.
+ */
+static int pd_carried(const struct pd_coll *c, const struct pd_call_sig *sig,
+                      const void *data, size_t bytes, unsigned char **all,
+                      size_t *stride, struct pd_fail *fail)
+{
+    struct pd_agree_ctx x;
+    int rc = pd_carrier(c, bytes, &x, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
     struct pd_agree_rec rec = { .call = *sig, .step = (uint8_t)c->kind,
                                 .root = c->root, .bytes = bytes };
     return pd_coll_agree_carrying(&x, c->tag, &rec, data, bytes, all,
@@ -139,18 +162,30 @@ static int pd_flat_folded(const struct pd_host_call *hc, struct pd_fail *fail)
     return MPI_SUCCESS;
 }
 
-/* A small broadcast or allgather carried in the agreement (a broadcast's
- * other ranks carry zeros: one exchange still beats the agreement and a
- * tree of rendezvous). */
-static int pd_flat_carried_move(const struct pd_coll *c, struct pd_fail *fail)
+/* A small broadcast in a one-way agreement: the root's record and data
+ * to every rank, which answers with its record and reads (agree.h); the
+ * root returns as soon as it has written, as an MPI broadcast's may. */
+static int pd_flat_carried_bcast(const struct pd_coll *c, struct pd_fail *fail)
+{
+    struct pd_agree_ctx x;
+    int rc = pd_carrier(c, c->count, &x, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct pd_agree_rec rec = { .call = pd_coll_sig(c, -1),
+                                .step = (uint8_t)c->kind, .root = c->root,
+                                .bytes = c->count };
+    return pd_coll_agree_rooted(&x, c->tag, &rec, c->recvbuf, c->count,
+                                pd_coll_kind_name(c->kind), fail);
+}
+
+/* A small allgather carried in the agreement: every rank's block to
+ * every rank in one exchange. */
+static int pd_flat_carried_allgather(const struct pd_coll *c,
+                                     struct pd_fail *fail)
 {
     struct ompi_communicator_t *comm = c->comm;
-    bool bcast = c->kind == PD_COLL_BCAST;
-    if (!bcast && c->kind != PD_COLL_ALLGATHER)
-        return PD_BACKEND_ERR_UNSUPPORTED;
     const unsigned char *mine =
-        bcast ? (comm->rank == c->root ? c->recvbuf : NULL)
-        : c->sendbuf != NULL
+        c->sendbuf != NULL
             ? c->sendbuf
             : (const unsigned char *)c->recvbuf + (size_t)comm->rank * c->count;
     struct pd_call_sig sig = pd_coll_sig(c, -1);
@@ -160,9 +195,7 @@ static int pd_flat_carried_move(const struct pd_coll *c, struct pd_fail *fail)
     if (rc != MPI_SUCCESS)
         return rc;
     const unsigned char *data = all + sizeof(struct pd_agree_rec);
-    if (bcast && comm->rank != c->root)
-        memcpy(c->recvbuf, data + (size_t)c->root * stride, c->count);
-    for (int r = 0; !bcast && r < comm->size; r++)
+    for (int r = 0; r < comm->size; r++)
         memcpy((unsigned char *)c->recvbuf + (size_t)r * c->count,
                data + (size_t)r * stride, c->count);
     free(all);
@@ -197,7 +230,9 @@ static int pd_flat_reduction(const struct pd_host_call *hc,
 static int pd_flat_move(const struct pd_host_call *hc, struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
-    int rc = pd_flat_carried_move(c, fail);
+    int rc = c->kind == PD_COLL_BCAST       ? pd_flat_carried_bcast(c, fail)
+             : c->kind == PD_COLL_ALLGATHER ? pd_flat_carried_allgather(c, fail)
+                                            : PD_BACKEND_ERR_UNSUPPORTED;
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)
         return rc;
     struct pd_coll_args args = {
@@ -230,7 +265,7 @@ static int pd_exchange(const struct pd_coll *c, const struct pd_p2p_op *msgs,
     }
     pd_stats_way(PD_WAY_HOST);
     const char *what = pd_coll_kind_name(c->kind);
-    struct pd_agree_ctx x = { comm, ops, bc, comm->size, NULL };
+    struct pd_agree_ctx x = pd_host_agree_ctx(comm, ops, bc);
     struct pd_agree_rec rec = { .call = pd_coll_sig(c, -1),
                                 .step = (uint8_t)c->kind, .root = c->root };
     int rc = pd_coll_agree(&x, c->tag, &rec, what, fail);

@@ -28,6 +28,7 @@ void pd_hier_free(struct pd_hier *h)
     pd_shm_comm_destroy(h->shm);
     if (h->net != NULL)
         h->net_ops->comm_destroy(h->net);
+    pd_agree_owed_free(h->net_owed);
     free(h->host_of);
     free(h->local_of);
     free(h->leader);
@@ -282,10 +283,10 @@ int pd_hier_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
 /* A small leaders' step whose data rides in the agreement (as the flat
  * path's small calls do, coll/coll_host.c): one round trip between the
  * hosts instead of two. Every leader folds an allreduce's host sums in
- * host order, so all get the same bits. me: this leader's host.
+ * host order, so all get the same bits.
  * PD_BACKEND_ERR_UNSUPPORTED where the step is too large or of another
  * kind. */
-static int pd_hier_net_carried(const struct pd_agree_ctx *x, int me,
+static int pd_hier_net_carried(const struct pd_agree_ctx *x,
                                const struct pd_agree_rec *rec,
                                struct pd_coll_args *args, const char *what,
                                struct pd_fail *fail)
@@ -297,12 +298,15 @@ static int pd_hier_net_carried(const struct pd_agree_ctx *x, int me,
          step != PD_COLL_ALLGATHER))
         return PD_BACKEND_ERR_UNSUPPORTED;
     unsigned char *buf = args->recvbuf;
+    int me = x->rank;
+    pd_stats_algo(PD_ALGO_CARRIED);
+    if (step == PD_COLL_BCAST)      /* one-way: see coll/agree.h */
+        return pd_coll_agree_rooted(x, args->tag, rec, buf, bytes, what,
+                                    fail);
     const void *mine = step == PD_COLL_ALLGATHER ? buf + (size_t)me * bytes
-                       : step == PD_COLL_BCAST && me != args->root ? NULL
-                                                                   : buf;
+                                                 : buf;
     unsigned char *all;
     size_t stride;
-    pd_stats_algo(PD_ALGO_CARRIED);
     int rc = pd_coll_agree_carrying(x, args->tag, rec, mine, bytes, &all,
                                     &stride, what, fail);
     if (rc != MPI_SUCCESS)
@@ -313,9 +317,6 @@ static int pd_hier_net_carried(const struct pd_agree_ctx *x, int me,
         for (int r = 1; r < x->size; r++)
             args->reduce(buf, buf, data + (size_t)r * stride, args->count,
                          args->reduce_ctx);
-    } else if (step == PD_COLL_BCAST) {
-        if (me != args->root)
-            memcpy(buf, data + (size_t)args->root * stride, bytes);
     } else {
         for (int r = 0; r < x->size; r++)
             if (r != me)
@@ -332,13 +333,15 @@ int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
                 enum pd_coll_kind step, struct pd_coll_args *args,
                 const char *what, struct pd_fail *fail)
 {
-    struct pd_agree_ctx x = { comm, h->net_ops, h->net, h->num_hosts,
-                              h->leader };
+    struct pd_agree_ctx x = {
+        .comm = comm, .ops = h->net_ops, .bc = h->net, .size = h->num_hosts,
+        .comm_rank_of = h->leader, .rank = h->host, .owed = &h->net_owed,
+    };
     struct pd_agree_rec rec = {
         .call = h->call, .step = (uint8_t)step, .root = args->root,
         .bytes = args->count * args->elem_size,
     };
-    int rc = pd_hier_net_carried(&x, h->host, &rec, args, what, fail);
+    int rc = pd_hier_net_carried(&x, &rec, args, what, fail);
     if (rc != PD_BACKEND_ERR_UNSUPPORTED)
         return rc;
     rc = pd_coll_agree(&x, args->tag, &rec, what, fail);

@@ -22,6 +22,7 @@ struct pd_hier {
     struct pd_shm_comm *shm;    /* NULL when alone on the host */
     const struct pd_backend_ops *net_ops;   /* leaders, several hosts */
     struct pd_backend_comm *net;
+    struct pd_agree_owed *net_owed;         /* coll/agree.h, for net */
     struct pd_call_sig call;    /* the call the steps serve (pd_hier_serve) */
 };
 

@@ -54,6 +54,7 @@ struct pd_comm_state {
     struct ompi_group_t *group;
     const struct pd_backend_ops *host_ops;
     struct pd_backend_comm *host_comm;   /* connected on first use */
+    struct pd_agree_owed *host_owed;     /* coll/agree.h, for host_comm */
     struct pd_attr *attrs;               /* core/attr.c */
     struct pd_cart *cart;                /* MPI_Cart_create's grid, or NULL */
     struct pd_graph *graph;              /* a (distributed) graph, or NULL */

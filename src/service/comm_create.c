@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "coll/agree.h"
 #include "coll/hier.h"
 #include "core/attr.h"
 #include "core/cart.h"
@@ -280,6 +281,7 @@ static void pd_comm_release_state(struct ompi_communicator_t *comm)
     pd_progress_stop(comm);
     pd_p2p_release(comm);
     pd_hier_free(st->hier);
+    pd_agree_owed_free(st->host_owed);
     if (st->host_comm != NULL)
         st->host_ops->comm_destroy(st->host_comm);
     pd_dccl_comm_destroy(st->dev_comm, false);

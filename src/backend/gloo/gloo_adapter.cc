@@ -228,6 +228,7 @@ struct AgreeChannel {
   std::vector<std::unique_ptr<gloo::transport::Buffer>> in, out;
   bool primed = false;  // see prime_ring
   std::vector<unsigned char> scratch;  // a pipelined allreduce's incoming piece
+  std::vector<unsigned char> dropped;  // the cut-off end of a longer message
   int peer = -1;        // the rank a pipelined step writes to or reads from
   std::vector<int> fds;  // per rank: its pair's socket (-1: not found)
 };
@@ -990,6 +991,73 @@ static int pd_gloo_exchange(pd_backend_comm* comm, const pd_p2p_op* ops,
   }
 }
 
+}  // extern "C"
+
+namespace {
+
+/* The first part of a record and its data, in the outbox: the total
+ * length, then up to inline_bytes bytes. */
+size_t agree_fill(AgreeChannel& ch, const void* data, size_t bytes) {
+  size_t head = std::min(bytes, ch.inline_bytes);
+  uint64_t total = bytes;
+  memcpy(ch.outbox.data(), &total, sizeof(total));
+  memcpy(ch.outbox.data() + kAgreeTotalBytes, data, head);
+  return head;
+}
+
+/* The filled outbox to rank r, and the rest of data, if any, as a second
+ * message. */
+void agree_send(AgreeChannel& ch, int r, const void* data, size_t bytes,
+                size_t head) {
+  ch.out[r]->send(0, kAgreeTotalBytes + head, 0);
+  ch.out[r]->waitSend();
+  if (bytes > head) {
+    auto tail = ch.context->getPair(r)->createSendBuffer(
+        kAgreeTailSlot, static_cast<char*>(const_cast<void*>(data)) + head,
+        bytes - head);
+    tail->send(0, bytes - head, 0);
+    tail->waitSend();
+  }
+  hold_send_buffer(ch, r, std::max(kAgreeTotalBytes + head, bytes - head));
+}
+
+/* Rank r's next message into slot: its first stride bytes, zeros after
+ * a shorter one; the rest of a longer one (a rank in another call) is
+ * read and dropped. */
+void agree_receive(AgreeChannel& ch, int r, char* slot, size_t stride) {
+  await_readable(ch.fds[r]);
+  ch.in[r]->waitRecv();
+  const unsigned char* box =
+      ch.inbox.data() + static_cast<size_t>(r) * ch.box_bytes;
+  uint64_t total64;
+  memcpy(&total64, box, sizeof(total64));
+  size_t total = static_cast<size_t>(total64);
+  size_t got = std::min(total, ch.inline_bytes);
+  memcpy(slot, box + kAgreeTotalBytes, std::min(got, stride));
+  if (total > got) {
+    size_t rest = total - got;
+    void* into = slot + got;
+    if (total > stride) {
+      ch.dropped.resize(rest);
+      into = ch.dropped.data();
+    }
+    auto tail =
+        ch.context->getPair(r)->createRecvBuffer(kAgreeTailSlot, into, rest);
+    /* Polled for first, as the head was: the tail is often still on its
+     * way, and a read that blocks sleeps in the kernel. */
+    await_readable(ch.fds[r]);
+    tail->waitRecv();
+    if (total > stride && stride > got)
+      memcpy(slot + got, ch.dropped.data(), stride - got);
+  }
+  if (total < stride)
+    memset(slot + total, 0, stride - total);
+}
+
+}  // namespace
+
+extern "C" {
+
 /* Every record to every peer directly, then every peer's record: one
  * round trip, the least a check before each call can cost. gloo sizes a
  * synchronous pair's socket buffer to the largest message it sends, and
@@ -1009,61 +1077,67 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
     return PD_BACKEND_OK;
   AgreeChannel& ch = comm->agree;
   std::lock_guard<std::mutex> lock(ch.mutex);
-  const char* data = static_cast<const char*>(mine);
-  size_t head = std::min(bytes, ch.inline_bytes);
   int peer = -1;
   try {
-    uint64_t total = bytes;
-    memcpy(ch.outbox.data(), &total, sizeof(total));
-    memcpy(ch.outbox.data() + kAgreeTotalBytes, data, head);
+    size_t head = agree_fill(ch, mine, bytes);
     for (int r = 0; r < comm->size; r++) {
       if (r == comm->rank)
         continue;
       peer = r;
-      ch.out[r]->send(0, kAgreeTotalBytes + head, 0);
-      ch.out[r]->waitSend();
-      if (bytes > head) {
-        auto tail = ch.context->getPair(r)->createSendBuffer(
-            kAgreeTailSlot, const_cast<char*>(data) + head, bytes - head);
-        tail->send(0, bytes - head, 0);
-        tail->waitSend();
-      }
-      hold_send_buffer(ch, r, std::max(kAgreeTotalBytes + head, bytes - head));
+      agree_send(ch, r, mine, bytes, head);
     }
-    std::vector<unsigned char> scratch;
     for (int r = 0; r < comm->size; r++) {
       if (r == comm->rank)
         continue;
       peer = r;
-      await_readable(ch.fds[r]);
-      ch.in[r]->waitRecv();
-      char* slot = out + static_cast<size_t>(r) * stride;
-      const unsigned char* box =
-          ch.inbox.data() + static_cast<size_t>(r) * ch.box_bytes;
-      uint64_t total64;
-      memcpy(&total64, box, sizeof(total64));
-      size_t total = static_cast<size_t>(total64);
-      size_t got = std::min(total, ch.inline_bytes);
-      memcpy(slot, box + kAgreeTotalBytes, std::min(got, stride));
-      if (total > got) {
-        size_t rest = total - got;
-        void* into = slot + got;
-        if (total > stride) {
-          scratch.resize(rest);
-          into = scratch.data();
-        }
-        auto tail = ch.context->getPair(r)->createRecvBuffer(kAgreeTailSlot,
-                                                             into, rest);
-        /* Polled for first, as the head was: the tail is often still on
-         * its way, and a read that blocks sleeps in the kernel. */
-        await_readable(ch.fds[r]);
-        tail->waitRecv();
-        if (total > stride && stride > got)
-          memcpy(slot + got, scratch.data(), stride - got);
-      }
-      if (total < stride)
-        memset(slot + total, 0, stride - total);
+      agree_receive(ch, r, out + static_cast<size_t>(r) * stride, stride);
     }
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    err->peer = peer;
+    return fail(err, "agreement on the call", e);
+  }
+}
+
+/* The root writes to every peer and reads nothing; a peer writes its
+ * answer to the root, then reads the root's message (the answer is
+ * small, and the root takes it before anything else it reads from that
+ * peer, so the write never waits on the root). */
+static int pd_gloo_agree_rooted(pd_backend_comm* comm, int root,
+                                const void* mine, size_t bytes, void* theirs,
+                                size_t cap, uint32_t tag,
+                                pd_backend_error* err) {
+  (void)tag;
+  if (comm->size < 2)
+    return PD_BACKEND_OK;
+  AgreeChannel& ch = comm->agree;
+  std::lock_guard<std::mutex> lock(ch.mutex);
+  int peer = -1;
+  try {
+    size_t head = agree_fill(ch, mine, bytes);
+    for (int r = 0; r < comm->size; r++) {
+      if (r == comm->rank || (comm->rank != root && r != root))
+        continue;
+      peer = r;
+      agree_send(ch, r, mine, bytes, head);
+    }
+    if (comm->rank != root) {
+      peer = root;
+      agree_receive(ch, root, static_cast<char*>(theirs), cap);
+    }
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    err->peer = peer;
+    return fail(err, "agreement on the call", e);
+  }
+}
+
+static int pd_gloo_agree_take(pd_backend_comm* comm, int peer, void* buf,
+                              size_t cap, pd_backend_error* err) {
+  AgreeChannel& ch = comm->agree;
+  std::lock_guard<std::mutex> lock(ch.mutex);
+  try {
+    agree_receive(ch, peer, static_cast<char*>(buf), cap);
     return PD_BACKEND_OK;
   } catch (const std::exception& e) {
     err->peer = peer;
@@ -1416,6 +1490,8 @@ static pd_backend_ops pd_gloo_ops() {
   o.barrier = pd_gloo_barrier;
   o.exchange = pd_gloo_exchange;
   o.agree = pd_gloo_agree;
+  o.agree_rooted = pd_gloo_agree_rooted;
+  o.agree_take = pd_gloo_agree_take;
   o.p2p_start = pd_gloo_p2p_start;
   o.p2p_stop = pd_gloo_p2p_stop;
   o.p2p_post = pd_gloo_p2p_post;
