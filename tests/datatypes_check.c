@@ -597,6 +597,88 @@ static void check_bottom(void)
     MPI_Type_free(&rt);
 }
 
+/* A negative extent (MPI_Type_create_resized): item i lies i strides
+ * below the first, so items of MPI_INT resized to (0, -4) read an array
+ * backwards. In a broadcast, a message against plain MPI_INT, an
+ * element-wise reduction, an allgather's blocks (block r at r strides),
+ * and as the old type of a vector, whose bounds follow the lb and ub
+ * markers (MPI 4.5.4): every answer written out here by hand. */
+static void check_negative_extent(void)
+{
+    struct verdict v = {""};
+    int size = world_size, rank = world_rank;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Datatype rev, vec;
+    check_rc(&v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(MPI_INT, 0, -(MPI_Aint)sizeof(int),
+                                     &rev));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&rev));
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(rev, &lb, &extent);
+    if (lb != 0 || extent != -4)
+        fail(&v, "lb %ld, extent %ld, want 0 and -4", (long)lb, (long)extent);
+
+    int a[4], b[4];
+    for (int i = 0; i < 4; i++)
+        a[i] = rank == 0 ? 10 + i : -1;
+    check_rc(&v, "MPI_Bcast", MPI_Bcast(&a[3], 4, rev, 0, MPI_COMM_WORLD));
+    for (int i = 0; i < 4; i++)
+        if (a[i] != 10 + i)
+            fail(&v, "after MPI_Bcast a[%d] is %d, want %d", i, a[i], 10 + i);
+
+    for (int i = 0; i < 4; i++)
+        a[i] = 100 * rank + i;
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(&a[3], 4, rev, right, 6, b, 4, MPI_INT, left, 6,
+                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 4; i++)
+        if (b[i] != 100 * left + 3 - i)
+            fail(&v, "received int %d is %d, want %d", i, b[i],
+                 100 * left + 3 - i);
+
+    for (int i = 0; i < 4; i++)
+        a[i] = (rank + 1) * (i + 1);
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(MPI_IN_PLACE, &a[3], 4, rev, MPI_SUM,
+                           MPI_COMM_WORLD));
+    for (int i = 0; i < 4; i++)
+        if (a[i] != size * (size + 1) / 2 * (i + 1))
+            fail(&v, "after MPI_Allreduce a[%d] is %d, want %d", i, a[i],
+                 size * (size + 1) / 2 * (i + 1));
+
+    int g[4] = { -1, -1, -1, -1 }, mine = 7 * rank;
+    check_rc(&v, "MPI_Allgather",
+             MPI_Allgather(&mine, 1, MPI_INT, &g[size - 1], 1, rev,
+                           MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++)
+        if (g[size - 1 - r] != 7 * r)
+            fail(&v, "allgather: rank %d's block is %d, want %d", r,
+                 g[size - 1 - r], 7 * r);
+
+    /* Two blocks of two items, three items apart: items at 0, -4, -12
+     * and -16 bytes; lb markers there, ub markers 4 bytes below each. */
+    check_rc(&v, "MPI_Type_vector", MPI_Type_vector(2, 2, 3, rev, &vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    MPI_Type_get_extent(vec, &lb, &extent);
+    if (lb != -16 || extent != 12)
+        fail(&v, "vector: lb %ld, extent %ld, want -16 and 12", (long)lb,
+             (long)extent);
+    int src[8], packed[4] = { 0 }, pos = 0;
+    for (int i = 0; i < 8; i++)
+        src[i] = i;
+    check_rc(&v, "MPI_Pack", MPI_Pack(&src[7], 1, vec, packed,
+                                      (int)sizeof(packed), &pos,
+                                      MPI_COMM_WORLD));
+    if (pos != 16 || packed[0] != 7 || packed[1] != 6 || packed[2] != 4 ||
+        packed[3] != 3)
+        fail(&v, "vector packed %d bytes: %d %d %d %d, want 16: 7 6 4 3",
+             pos, packed[0], packed[1], packed[2], packed[3]);
+    report(&v, "a negative extent: broadcast, message, reduction, "
+               "allgather, vector");
+    MPI_Type_free(&vec);
+    MPI_Type_free(&rev);
+}
+
 /* The classic: every rank's row becomes column r of the root's matrix
  * through a vector resized to one element. */
 static void check_gather_columns(void)
@@ -879,6 +961,7 @@ int main(int argc, char **argv)
     check_p2p();
     check_p2p_signature();
     check_bottom();
+    check_negative_extent();
     check_gather_columns();
     check_moves();
     check_reductions();

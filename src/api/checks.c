@@ -54,12 +54,11 @@ int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
     if (buf == NULL && count > 0)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
                         "%s is NULL but count is %d", what, count);
-    size_t bytes;
-    if (count > 0 &&
-        (__builtin_mul_overflow((size_t)count, pd_type_extent(type), &bytes) ||
-         bytes > (size_t)INT64_MAX))
+    ptrdiff_t bytes;
+    if (count > 0 && __builtin_mul_overflow((ptrdiff_t)count,
+                                            pd_type_extent(type), &bytes))
         return pd_raise(comm, call, MPI_ERR_COUNT,
-                        "%s: %d items of %s (%zu bytes each) exceed the "
+                        "%s: %d items of %s (%td bytes each) exceed the "
                         "address space", what, count, pd_type_name(type),
                         pd_type_extent(type));
     return MPI_SUCCESS;

@@ -120,8 +120,8 @@ static const void *pd_ic_block(const struct pd_ic_blocks *b, int r,
         return b->buf;
     if (b->types != NULL)
         return (const char *)b->buf + b->displs[r];
-    size_t at = b->displs != NULL ? (size_t)b->displs[r]
-                                  : (size_t)r * (size_t)b->count;
+    ptrdiff_t at = b->displs != NULL ? (ptrdiff_t)b->displs[r]
+                                     : (ptrdiff_t)r * (ptrdiff_t)b->count;
     return (const char *)b->buf + at * pd_type_extent(b->type);
 }
 

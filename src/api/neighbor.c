@@ -137,8 +137,8 @@ static void *pd_side_block(const struct pd_side *s, int i)
     case PD_SIDE_SAME:
         return (void *)base;
     case PD_SIDE_PACKED:
-        return (void *)(base + (uintptr_t)i * (uintptr_t)s->count *
-                                   pd_type_extent(s->type));
+        return (void *)(base + (uintptr_t)((intptr_t)i * (intptr_t)s->count *
+                                           (intptr_t)pd_type_extent(s->type)));
     case PD_SIDE_V:
         return (void *)(base + (uintptr_t)((intptr_t)s->displs[i] *
                                            (intptr_t)pd_type_extent(s->type)));

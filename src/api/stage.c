@@ -31,9 +31,13 @@ static int pd_stage_mirror(struct pd_type_stage *st, char *why, size_t len)
         const struct pd_stage_block *b = &st->blocks[i];
         if (b->count == 0)
             continue;
-        uintptr_t first = (uintptr_t)b->user + (uintptr_t)b->type->true_lb;
-        uintptr_t end = first + (uintptr_t)(b->count - 1) * b->type->extent +
-                        b->type->true_extent;
+        /* Items running downward (a negative extent) start below the
+         * first. */
+        intptr_t down = b->type->extent < 0
+                            ? (intptr_t)(b->count - 1) * b->type->extent : 0;
+        uintptr_t first = (uintptr_t)b->user + (uintptr_t)b->type->true_lb +
+                          (uintptr_t)down;
+        uintptr_t end = first + pd_type_span(b->type, b->count);
         lo = first < lo ? first : lo;
         hi = end > hi ? end : hi;
     }

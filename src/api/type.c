@@ -125,8 +125,8 @@ static int pd_extent(const char *call, MPI_Datatype type, bool true_bounds,
                         !lb_set ? (true_bounds ? "true_lb" : "lb")
                                 : (true_bounds ? "true_extent" : "extent"));
     *lb = true_bounds ? (MPI_Count)type->true_lb : (MPI_Count)type->lb;
-    *extent = (MPI_Count)(true_bounds ? type->true_extent
-                                      : pd_type_extent(type));
+    *extent = true_bounds ? (MPI_Count)type->true_extent
+                          : (MPI_Count)pd_type_extent(type);
     return MPI_SUCCESS;
 }
 

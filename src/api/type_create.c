@@ -86,7 +86,7 @@ static int pd_type_made(const char *call, struct ompi_datatype_t *t,
 }
 
 /* A byte displacement of disp items of extent e, or false past MPI_Aint. */
-static bool pd_items(long disp, size_t e, ptrdiff_t *out)
+static bool pd_items(long disp, ptrdiff_t e, ptrdiff_t *out)
 {
     long r;
     if (__builtin_mul_overflow(disp, (long)e, &r))
@@ -130,7 +130,7 @@ int PMPI_Type_vector(int count, int blocklength, int stride,
     ptrdiff_t bytes;
     if (!pd_items(stride, pd_type_extent(oldtype), &bytes))
         return pd_raise(NULL, call, MPI_ERR_ARG, "a stride of %d items of "
-                        "%zu bytes exceeds MPI_Aint", stride,
+                        "%td bytes exceeds MPI_Aint", stride,
                         pd_type_extent(oldtype));
     int ints[3] = { count, blocklength, stride };
     return pd_vector(call, count, blocklength, bytes, oldtype, newtype,
@@ -350,12 +350,9 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
     static const char call[] = "MPI_Type_create_resized";
     PD_CHECK(pd_check_new(call, 0, newtype));
     PD_CHECK(pd_check_old(call, oldtype, "oldtype"));
-    if (extent < 0)
-        return pd_raise(NULL, call, MPI_ERR_ARG, "a negative extent (%ld) "
-                        "is not supported", (long)extent);
     MPI_Aint aints[2] = { lb, extent };
     errno = 0;
-    return pd_type_made(call, pd_type_new_resized(oldtype, lb, (size_t)extent),
+    return pd_type_made(call, pd_type_new_resized(oldtype, lb, extent),
                         MPI_COMBINER_RESIZED, 0, NULL, 2, aints, 1, &oldtype,
                         newtype);
 }
@@ -424,7 +421,7 @@ static struct ompi_datatype_t *pd_array_type(int ndims, const int *gsizes,
         int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
         /* inner's items abut as a whole dimension: resize to it. */
         struct ompi_datatype_t *item =
-            k == 0 ? t : pd_type_new_resized(t, 0, (size_t)stride);
+            k == 0 ? t : pd_type_new_resized(t, 0, stride);
         if (k > 0)
             pd_type_release(t);
         if (item == NULL)
@@ -445,7 +442,7 @@ static struct ompi_datatype_t *pd_array_type(int ndims, const int *gsizes,
         stride = s;
     }
     /* The whole array's extent, from its start. */
-    struct ompi_datatype_t *whole = pd_type_new_resized(t, 0, (size_t)stride);
+    struct ompi_datatype_t *whole = pd_type_new_resized(t, 0, stride);
     if (t != oldtype)
         pd_type_release(t);
     return whole;

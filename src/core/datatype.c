@@ -66,7 +66,7 @@ enum pd_elem_kind pd_type_signature(const struct ompi_datatype_t *type)
     }
 }
 
-size_t pd_type_extent(const struct ompi_datatype_t *type)
+ptrdiff_t pd_type_extent(const struct ompi_datatype_t *type)
 {
     return type->extent;
 }
@@ -103,7 +103,7 @@ static bool pd_wide_fits(pd_wide v)
  * MPI_Type_create_struct rounds a struct's extent to, as C does. */
 static size_t pd_predefined_align(const struct ompi_datatype_t *t)
 {
-    size_t e = t->extent;
+    size_t e = (size_t)t->extent;   /* predefined: never negative */
     if (e == 0)
         return 1;
     if (pd_type_props[t->id].cls == PD_TC_COMPLEX)
@@ -257,7 +257,8 @@ static void pd_type_finish(struct ompi_datatype_t *t)
     t->committed = false;
     /* Plain bytes end to end: one run from the item's start, items
      * abutting. */
-    t->contiguous = t->packed == t->extent && t->lb == 0 &&
+    t->contiguous = t->extent >= 0 && t->packed == (size_t)t->extent &&
+                    t->lb == 0 &&
                     (t->packed == 0 || (t->true_lb == 0 &&
                                         pd_map_is_dense(t->map)));
 }
@@ -334,7 +335,7 @@ struct ompi_datatype_t *pd_type_new_blocks(const struct pd_type_block *b,
         !pd_wide_fits(ub - lb) || !pd_wide_fits(elems))
         goto overflow;
     t->lb = (ptrdiff_t)lb;
-    t->extent = (size_t)(ub - lb);
+    t->extent = (ptrdiff_t)(ub - lb);
     t->true_lb = (ptrdiff_t)tlb;
     t->true_extent = (size_t)(tub - tlb);
     t->size = (size_t)size;
@@ -366,7 +367,7 @@ fail:
 }
 
 struct ompi_datatype_t *pd_type_new_resized(const struct ompi_datatype_t *old,
-                                            ptrdiff_t lb, size_t extent)
+                                            ptrdiff_t lb, ptrdiff_t extent)
 {
     struct ompi_datatype_t *t = calloc(1, sizeof(*t));
     if (t == NULL) {
@@ -418,12 +419,24 @@ void pd_type_unpack(const struct ompi_datatype_t *type, void *buf,
                   n, stream);
 }
 
+size_t pd_type_span(const struct ompi_datatype_t *type, size_t n)
+{
+    if (n == 0)
+        return 0;
+    size_t stride = type->extent < 0 ? (size_t)0 - (size_t)type->extent
+                                     : (size_t)type->extent;
+    return (n - 1) * stride + type->true_extent;
+}
+
 void *pd_type_alloc_items(const struct ompi_datatype_t *type, size_t n,
                           char **items)
 {
-    size_t span = n == 0 ? 0 : (n - 1) * type->extent + type->true_extent;
+    size_t span = pd_type_span(type, n);
     char *mem = malloc(span ? span : 1);
+    /* Items running downward start at the top of the span. */
+    ptrdiff_t below = type->extent < 0 && n > 0
+                          ? (ptrdiff_t)(n - 1) * -type->extent : 0;
     if (mem != NULL)
-        *items = mem - type->true_lb;
+        *items = mem - type->true_lb + below;
     return mem;
 }

@@ -49,7 +49,12 @@ enum pd_elem_kind pd_type_elem_kind(const struct ompi_datatype_t *type);
  * signed and unsigned integers of one size (and MPI_BYTE, the chars)
  * alike, so only data that would change meaning counts as a mismatch. */
 enum pd_elem_kind pd_type_signature(const struct ompi_datatype_t *type);
-size_t pd_type_extent(const struct ompi_datatype_t *type);
+/* The stride between items (MPI_Type_get_extent); negative where
+ * MPI_Type_create_resized made it so: item i then lies i strides below
+ * the first. */
+ptrdiff_t pd_type_extent(const struct ompi_datatype_t *type);
+/* The bytes from the lowest to the highest byte that n items touch. */
+size_t pd_type_span(const struct ompi_datatype_t *type, size_t n);
 size_t pd_type_size(const struct ompi_datatype_t *type);
 const char *pd_type_name(const struct ompi_datatype_t *type);
 bool pd_type_is_predefined(const struct ompi_datatype_t *type);
@@ -80,7 +85,7 @@ struct ompi_datatype_t *pd_type_new_blocks(const struct pd_type_block *blocks,
                                            bool is_struct);
 /* old with lb and extent set (MPI_Type_create_resized). */
 struct ompi_datatype_t *pd_type_new_resized(const struct ompi_datatype_t *old,
-                                            ptrdiff_t lb, size_t extent);
+                                            ptrdiff_t lb, ptrdiff_t extent);
 /* A copy of old: same layout, bounds, commit state and name. */
 struct ompi_datatype_t *pd_type_new_dup(const struct ompi_datatype_t *old);
 

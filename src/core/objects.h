@@ -81,7 +81,8 @@ struct ompi_datatype_t {
     uint32_t magic;
     int id;                         /* enum pd_type_id; PD_T_DERIVED */
     size_t size;                    /* MPI_Type_size: bytes of data */
-    size_t extent;                  /* ub - lb: stride between items */
+    ptrdiff_t extent;               /* ub - lb: stride between items
+                                       (negative: items run downward) */
     char name[MPI_MAX_OBJECT_NAME];
     /* Every element of an item is the predefined type base_id
      * (PD_BASE_MIXED: not all the same), base_count of them. */
