@@ -597,6 +597,74 @@ static void check_bottom(void)
     MPI_Type_free(&rt);
 }
 
+/* hindexed of n doubles at p's absolute address. */
+static MPI_Datatype absolute_doubles(struct verdict *v, double *p, int n)
+{
+    MPI_Aint at;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    check_rc(v, "MPI_Get_address", MPI_Get_address(p, &at));
+    check_rc(v, "MPI_Type_create_hindexed",
+             MPI_Type_create_hindexed(1, &n, &at, MPI_DOUBLE, &t));
+    check_rc(v, "MPI_Type_commit", MPI_Type_commit(&t));
+    return t;
+}
+
+/* Collectives on MPI_BOTTOM with types of absolute addresses: an
+ * allreduce in place, a broadcast from the last rank, an allgather's and
+ * a gather's send side; MPI_BOTTOM with MPI_INT and a count is refused. */
+static void check_bottom_collectives(void)
+{
+    struct verdict v = {""};
+    int size = world_size, rank = world_rank;
+    double x[3] = { rank + 1.0, 2.0, 3.0 * rank };
+    MPI_Datatype tx = absolute_doubles(&v, x, 3);
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, tx, MPI_SUM,
+                           MPI_COMM_WORLD));
+    if (x[0] != size * (size + 1) / 2.0 || x[1] != 2.0 * size ||
+        x[2] != 3.0 * size * (size - 1) / 2.0)
+        fail(&v, "allreduce in place at MPI_BOTTOM: %g %g %g", x[0], x[1],
+             x[2]);
+
+    double b[3] = { 0, 0, 0 };
+    if (rank == size - 1) {
+        b[0] = 7;
+        b[1] = 8;
+        b[2] = 9;
+    }
+    MPI_Datatype tb = absolute_doubles(&v, b, 3);
+    check_rc(&v, "MPI_Bcast",
+             MPI_Bcast(MPI_BOTTOM, 1, tb, size - 1, MPI_COMM_WORLD));
+    if (b[0] != 7 || b[1] != 8 || b[2] != 9)
+        fail(&v, "broadcast to MPI_BOTTOM: %g %g %g", b[0], b[1], b[2]);
+
+    double mine[2] = { rank * 10.0, rank * 10.0 + 1 }, all[8] = { 0 };
+    MPI_Datatype tm = absolute_doubles(&v, mine, 2);
+    check_rc(&v, "MPI_Allgather",
+             MPI_Allgather(MPI_BOTTOM, 1, tm, all, 2, MPI_DOUBLE,
+                           MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++)
+        if (all[2 * r] != r * 10.0 || all[2 * r + 1] != r * 10.0 + 1)
+            fail(&v, "allgather from MPI_BOTTOM: rank %d's block %g %g", r,
+                 all[2 * r], all[2 * r + 1]);
+    memset(all, 0, sizeof(all));
+    check_rc(&v, "MPI_Gather",
+             MPI_Gather(MPI_BOTTOM, 1, tm, all, 2, MPI_DOUBLE, 0,
+                        MPI_COMM_WORLD));
+    for (int r = 0; rank == 0 && r < size; r++)
+        if (all[2 * r] != r * 10.0 || all[2 * r + 1] != r * 10.0 + 1)
+            fail(&v, "gather from MPI_BOTTOM: rank %d's block %g %g", r,
+                 all[2 * r], all[2 * r + 1]);
+
+    if (MPI_Bcast(MPI_BOTTOM, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_ERR_BUFFER)
+        fail(&v, "MPI_Bcast of one MPI_INT at MPI_BOTTOM was not refused "
+                 "with MPI_ERR_BUFFER");
+    report(&v, "collectives on MPI_BOTTOM with types of absolute addresses");
+    MPI_Type_free(&tx);
+    MPI_Type_free(&tb);
+    MPI_Type_free(&tm);
+}
+
 /* A negative extent (MPI_Type_create_resized): item i lies i strides
  * below the first, so items of MPI_INT resized to (0, -4) read an array
  * backwards. In a broadcast, a message against plain MPI_INT, an
@@ -961,6 +1029,7 @@ int main(int argc, char **argv)
     check_p2p();
     check_p2p_signature();
     check_bottom();
+    check_bottom_collectives();
     check_negative_extent();
     check_gather_columns();
     check_moves();

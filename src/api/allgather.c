@@ -21,8 +21,8 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
     struct pd_coll c = { .kind = PD_COLL_ALLGATHER, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .count = bytes, .root = -1,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .count = bytes, .root = -1,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
@@ -56,8 +56,8 @@ static int pd_allgatherv(const char *call, const void *sendbuf, int sendcount,
                                      comm->rank));
     }
     struct pd_coll c = { .kind = PD_COLL_ALLGATHERV, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf),
                          .recv = { recvcounts, displs, extent }, .root = -1,
                          .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){

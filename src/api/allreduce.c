@@ -16,8 +16,8 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
                                      datatype, op));
     size_t bytes = (size_t)count * pd_type_size(datatype);
     struct pd_coll c = { .kind = PD_COLL_ALLREDUCE, .comm = comm,
-                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .count = (size_t)count,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .count = (size_t)count,
                          .type = datatype, .op = op, .root = -1 };
     return pd_api_coll(call, &c, &(struct pd_agree){ .type = datatype, .bytes = bytes,
                                                      .stat_bytes = bytes },

@@ -28,8 +28,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              recvcount, recvtype, &bytes));
     /* Equal block sizes both ways: one layout serves send and receive. */
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .send = { NULL, NULL, bytes },
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .send = { NULL, NULL, bytes },
                          .recv = { NULL, NULL, bytes }, .root = -1,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
@@ -72,8 +72,8 @@ static int pd_alltoallv(const char *call, const void *sendbuf,
     for (int i = 0; i < comm->size; i++)
         received += (size_t)recvcounts[i] * recv.extent;
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .send = send, .recv = recv,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .send = send, .recv = recv,
                          .root = -1, .signature = pd_type_signature(recvtype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         NULL, PD_CALL_ANY_BYTES, received, sendtype, recvtype, NULL },
@@ -200,8 +200,8 @@ static int pd_alltoallw(const char *call, const void *sendbuf,
     struct pd_layout recv = { rbytes, rdispls, 1 };
     struct pd_layout send = in_place ? recv
                                      : (struct pd_layout){ sbytes, sdispls, 1 };
-    const void *sdata = in_place ? NULL : sendbuf;
-    void *rdata = recvbuf;
+    const void *sdata = pd_coll_sendbuf(sendbuf);
+    void *rdata = pd_coll_buf(recvbuf);
     if (!rplain || !splain) {
         int n = comm->size;
         if ((displs = malloc(2 * (size_t)n * sizeof(int))) == NULL) {

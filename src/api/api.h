@@ -28,6 +28,23 @@
     } while (0)
 
 int pd_check_active(const char *call);
+
+/* A collective's buffer as the descriptor holds it. In core NULL means no
+ * buffer, or for a send buffer in place, so MPI_BOTTOM (NULL) is
+ * PD_BOTTOM there: api/stage.c packs its data from absolute addresses
+ * (checks let MPI_BOTTOM through with count > 0 only where the type is
+ * not contiguous, so core never reads at PD_BOTTOM). */
+extern const char pd_bottom;
+#define PD_BOTTOM ((void *)&pd_bottom)
+static inline void *pd_coll_buf(const void *buf)
+{
+    return buf == MPI_BOTTOM ? PD_BOTTOM : (void *)buf;
+}
+/* A send buffer: MPI_IN_PLACE as NULL. */
+static inline const void *pd_coll_sendbuf(const void *buf)
+{
+    return buf == MPI_IN_PLACE ? NULL : pd_coll_buf(buf);
+}
 /* What every rank of a collective must pass alike, checked under
  * PDMPI_CHECK=1 (service/call_check.h): the datatype (NULL: may differ) and the
  * bytes (PD_CALL_ANY_BYTES: may differ); and the bytes PDMPI_STATS counts
@@ -75,8 +92,10 @@ int pd_check_counts(MPI_Comm comm, const char *call, const int *counts,
                     int n, const char *what);
 int pd_check_displs(MPI_Comm comm, const char *call, const int *displs,
                     const char *what);
-/* buf must be non-NULL when count > 0; MPI_IN_PLACE is not a buffer;
- * count items of type (checked before) must fit the address space. */
+/* buf must be non-NULL when count > 0, unless it is MPI_BOTTOM (NULL)
+ * with a type that is not contiguous, whose displacements are then
+ * addresses (MPI_Get_address); MPI_IN_PLACE is not a buffer; count items
+ * of type (checked before) must fit the address space. */
 int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
                     int count, MPI_Datatype type, const char *what);
 int pd_check_root(MPI_Comm comm, const char *call, int root);

@@ -18,7 +18,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_buffer(comm, call, buffer, count, datatype, "buffer"));
     size_t bytes = (size_t)count * pd_type_packed(datatype);
     struct pd_coll c = { .kind = PD_COLL_BCAST, .comm = comm,
-                         .recvbuf = buffer, .count = bytes, .root = root,
+                         .recvbuf = pd_coll_buf(buffer), .count = bytes, .root = root,
                          .signature = pd_type_signature(datatype) };
     return pd_api_coll(call, &c, &(struct pd_agree){
         datatype, (size_t)count * pd_type_size(datatype), bytes, NULL,

@@ -5,6 +5,8 @@
 #include "service/intercomm.h"
 #include "service/request.h"
 
+const char pd_bottom;
+
 int pd_check_active(const char *call)
 {
     if (pd_runtime_state() != PD_RT_ACTIVE)
@@ -51,7 +53,7 @@ int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
     if (buf == MPI_IN_PLACE)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
                         "%s may not be MPI_IN_PLACE here", what);
-    if (buf == NULL && count > 0)
+    if (buf == NULL && count > 0 && type->contiguous)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
                         "%s is NULL but count is %d", what, count);
     ptrdiff_t bytes;
@@ -187,17 +189,6 @@ int pd_check_tag(MPI_Comm comm, const char *call, int tag, bool any_ok)
     return MPI_SUCCESS;
 }
 
-/* A point-to-point buffer: MPI_BOTTOM (NULL) is a buffer too where the
- * type is not contiguous, its displacements then absolute addresses
- * (MPI_Get_address). */
-static int pd_check_p2p_buffer(MPI_Comm comm, const char *call,
-                               const void *buf, int count, MPI_Datatype type)
-{
-    if (buf == MPI_BOTTOM && !type->contiguous)
-        return MPI_SUCCESS;
-    return pd_check_buffer(comm, call, buf, count, type, "buf");
-}
-
 /* Every argument of a send or receive fine, in one look: the common
  * case skips the checks one by one, which name what is wrong. A derived
  * type takes the long way (its extent may overflow). */
@@ -225,7 +216,7 @@ int pd_check_send(MPI_Comm comm, const char *call, const void *buf, int count,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_p2p_buffer(comm, call, buf, count, type));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
     PD_CHECK(pd_check_peer(comm, call, dest, false, "dest"));
     return pd_check_tag(comm, call, tag, false);
 }
@@ -246,7 +237,7 @@ int pd_check_recv(MPI_Comm comm, const char *call, void *buf, int count,
     PD_CHECK(pd_check_comm(comm, call));
     PD_CHECK(pd_check_count(comm, call, count, "count"));
     PD_CHECK(pd_check_data_type(comm, call, type, "datatype"));
-    PD_CHECK(pd_check_p2p_buffer(comm, call, buf, count, type));
+    PD_CHECK(pd_check_buffer(comm, call, buf, count, type, "buf"));
     PD_CHECK(pd_check_peer(comm, call, source, true, "source"));
     return pd_check_tag(comm, call, tag, true);
 }

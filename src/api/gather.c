@@ -44,8 +44,8 @@ static int pd_gather(const char *call, const void *sendbuf, int sendcount,
                                      (size_t)mine * recv->extent, root));
     }
     struct pd_coll c = { .kind = PD_COLL_GATHERV, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = is_root ? recvbuf : NULL,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = is_root ? pd_coll_buf(recvbuf) : NULL,
                          .count = send_bytes, .recv = *recv, .root = root,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
@@ -122,8 +122,8 @@ static int pd_scatter(const char *call, const void *sendbuf,
                                      recv_bytes, root));
     }
     struct pd_coll c = { .kind = PD_COLL_SCATTERV, .comm = comm,
-                         .sendbuf = is_root ? sendbuf : NULL,
-                         .recvbuf = in_place ? NULL : recvbuf,
+                         .sendbuf = is_root ? pd_coll_buf(sendbuf) : NULL,
+                         .recvbuf = in_place ? NULL : pd_coll_buf(recvbuf),
                          .count = recv_bytes, .send = *send, .root = root,
                          .signature = pd_type_signature(
                              is_root ? sendtype : recvtype) };

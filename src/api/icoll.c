@@ -42,8 +42,8 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_allreduce_args(comm, call, sendbuf, recvbuf, count,
                                      datatype, op));
     struct pd_coll c = { .kind = PD_COLL_ALLREDUCE, .comm = comm,
-                          .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                          .recvbuf = recvbuf, .count = (size_t)count,
+                          .sendbuf = pd_coll_sendbuf(sendbuf),
+                          .recvbuf = pd_coll_buf(recvbuf), .count = (size_t)count,
                           .type = datatype, .op = op, .root = -1 };
     return pd_start(call, &c, request);
 }
@@ -62,8 +62,8 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
     PD_CHECK(pd_check_reduce_args(comm, call, sendbuf, recvbuf, count,
                                   datatype, op, root));
     struct pd_coll c = { .kind = PD_COLL_REDUCE, .comm = comm,
-                          .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                          .recvbuf = comm->rank == root ? recvbuf : NULL,
+                          .sendbuf = pd_coll_sendbuf(sendbuf),
+                          .recvbuf = comm->rank == root ? pd_coll_buf(recvbuf) : NULL,
                           .count = (size_t)count, .type = datatype, .op = op,
                           .root = root };
     return pd_start(call, &c, request);
@@ -82,7 +82,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
     PD_CHECK(pd_check_side(comm, call, buffer, count, datatype, PD_SIDE_ONE));
     PD_CHECK(pd_check_root(comm, call, root));
     struct pd_coll c = { .kind = PD_COLL_BCAST, .comm = comm,
-                         .recvbuf = buffer,
+                         .recvbuf = pd_coll_buf(buffer),
                          .count = (size_t)count * pd_type_packed(datatype),
                          .root = root,
                          .signature = pd_type_signature(datatype) };
@@ -106,8 +106,8 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
     struct pd_coll c = { .kind = PD_COLL_ALLGATHER, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .count = bytes, .root = -1,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .count = bytes, .root = -1,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };
     return pd_start_move(call, &c, sendtype, recvtype, request);
@@ -130,8 +130,8 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     PD_CHECK(pd_check_blocks(comm, call, sendbuf, sendcount, sendtype, recvbuf,
                              recvcount, recvtype, &bytes));
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
-                         .sendbuf = in_place ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .send = { NULL, NULL, bytes },
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .send = { NULL, NULL, bytes },
                          .recv = { NULL, NULL, bytes }, .root = -1,
                          .signature = pd_type_signature(
                              in_place ? recvtype : sendtype) };

@@ -16,8 +16,8 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count,
                                   datatype, op, root));
     size_t bytes = (size_t)count * pd_type_size(datatype);
     struct pd_coll c = { .kind = PD_COLL_REDUCE, .comm = comm,
-                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                         .recvbuf = comm->rank == root ? recvbuf : NULL,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = comm->rank == root ? pd_coll_buf(recvbuf) : NULL,
                          .count = (size_t)count, .type = datatype, .op = op,
                          .root = root };
     return pd_api_coll(call, &c, &(struct pd_agree){ .type = datatype, .bytes = bytes,

@@ -38,8 +38,8 @@ int pd_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf,
 {
     size_t bytes = total * pd_type_size(type);
     struct pd_coll c = { .kind = PD_COLL_REDUCE_SCATTER, .comm = comm,
-                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .count = block, .counts = counts,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .count = block, .counts = counts,
                          .type = type, .op = op, .root = -1 };
     return pd_api_coll(call, &c, &(struct pd_agree){
         .type = type, .bytes = request ? PD_CALL_ANY_BYTES : bytes,
@@ -121,8 +121,8 @@ static int pd_scan(const char *call, const void *sendbuf, void *recvbuf,
     size_t bytes = (size_t)count * pd_type_size(datatype);
     struct pd_coll c = { .kind = exclusive ? PD_COLL_EXSCAN : PD_COLL_SCAN,
                          .comm = comm,
-                         .sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf,
-                         .recvbuf = recvbuf, .count = (size_t)count,
+                         .sendbuf = pd_coll_sendbuf(sendbuf),
+                         .recvbuf = pd_coll_buf(recvbuf), .count = (size_t)count,
                          .type = datatype, .op = op, .root = -1 };
     /* Started calls compare the ranks' bytes where they run. */
     return pd_api_coll(call, &c, &(struct pd_agree){

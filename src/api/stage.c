@@ -87,8 +87,10 @@ static int pd_stage_range(struct pd_type_stage *st, const void *buf,
     size_t packed = pd_type_packed(type);
     if (bytes == 0 || packed == 0)
         return 0;
-    char *user = (char *)buf + (ptrdiff_t)(from / packed) *
-                                   (ptrdiff_t)pd_type_extent(type);
+    /* In integers: buf may be MPI_BOTTOM (NULL). */
+    char *user = (char *)((uintptr_t)buf +
+                          (uintptr_t)((ptrdiff_t)(from / packed) *
+                                      pd_type_extent(type)));
     return pd_stage_add(st, user, type, bytes / packed, from, in, out);
 }
 
@@ -106,11 +108,18 @@ static int pd_stage_layout(struct pd_type_stage *st, const void *buf,
     return 0;
 }
 
+/* Where a descriptor's buffer's data lies: MPI_BOTTOM's at absolute
+ * addresses. */
+static void *pd_stage_base(const void *buf)
+{
+    return buf == PD_BOTTOM ? NULL : (void *)buf;
+}
+
 /* The bytes of the send buffer c reads. */
 static int pd_stage_send_side(struct pd_type_stage *st, const struct pd_coll *c,
                               MPI_Datatype type)
 {
-    const void *buf = c->sendbuf;
+    const void *buf = pd_stage_base(c->sendbuf);
     int size = c->comm->size, rank = c->comm->rank;
     size_t from, total, off, bytes;
     switch (c->kind) {
@@ -144,7 +153,7 @@ static int pd_stage_send_side(struct pd_type_stage *st, const struct pd_coll *c,
 static int pd_stage_recv_side(struct pd_type_stage *st, const struct pd_coll *c,
                               MPI_Datatype type)
 {
-    void *buf = c->recvbuf;
+    void *buf = pd_stage_base(c->recvbuf);
     int size = c->comm->size, rank = c->comm->rank;
     bool in_place = c->sendbuf == NULL;
     size_t packed = pd_type_packed(type), from, total;
@@ -210,7 +219,7 @@ static int pd_stage_side(const char *call, struct pd_coll *c,
                          MPI_Datatype type, bool send,
                          struct pd_type_stage **list)
 {
-    const void *user = send ? c->sendbuf : c->recvbuf;
+    const void *user = pd_stage_base(send ? c->sendbuf : c->recvbuf);
     struct pd_type_stage *st = pd_stage_new();
     if (st == NULL)
         return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
