@@ -25,4 +25,11 @@ for np in $sizes; do
         env PDMPI_SHM=0 timeout -k 10 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
         -np "$np" "$top_builddir/tests/comm_check" idup
 done
+# Nonblocking collectives open across blocking ones, over gloo alone
+# (the path between hosts).
+for np in $sizes; do
+    check_tap "icolls_check without shared memory at np $np" \
+        env PDMPI_SHM=0 timeout -k 10 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
+        -np "$np" "$top_builddir/tests/icolls_check"
+done
 finish

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tap_harness.h"
 
@@ -219,6 +220,41 @@ static void check_alltoallw(void)
     free(recv);
 }
 
+/* A nonblocking allreduce left open across a blocking broadcast (from
+ * each root in turn) and a blocking allreduce: MPI orders collectives by
+ * when they start, so each must meet its own kind on every rank, however
+ * the threads that run them are scheduled. */
+static void check_open_across_blocking(void)
+{
+    struct verdict v = {""};
+    int size = world_size, rank = world_rank;
+    for (int it = 0; it < 200; it++) {
+        int a = rank + it, s = -1, root = it % size;
+        int b = rank == root ? 1000 + it : -1, c = rank, t = -1;
+        MPI_Request r;
+        check_rc(&v, "MPI_Iallreduce",
+                 MPI_Iallreduce(&a, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                &r));
+        /* Odd ranks let the nonblocking call start running first, even
+         * ones go straight on. */
+        if (rank % 2 == 1)
+            usleep(300);
+        check_rc(&v, "MPI_Bcast",
+                 MPI_Bcast(&b, 1, MPI_INT, root, MPI_COMM_WORLD));
+        check_rc(&v, "MPI_Allreduce",
+                 MPI_Allreduce(&c, &t, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        check_rc(&v, "MPI_Wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+        if (s != size * (size - 1) / 2 + size * it || b != 1000 + it ||
+            t != size * (size - 1) / 2) {
+            fail(&v, "round %d: iallreduce %d, bcast %d, allreduce %d", it,
+                 s, b, t);
+            break;
+        }
+    }
+    report(&v, "an iallreduce open across a blocking bcast and allreduce, "
+               "200 rounds");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -234,6 +270,7 @@ int main(int argc, char **argv)
            "(gather(v), scatter(v), allgatherv, alltoallv, reduce_scatter, "
            "scan, exscan), every root, uneven counts with gaps");
     check_alltoallw();
+    check_open_across_blocking();
     int status = finish();
     MPI_Finalize();
     return status;

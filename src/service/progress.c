@@ -155,10 +155,11 @@ void pd_progress_drain(struct ompi_communicator_t *comm)
 int pd_progress_run_now(const struct pd_coll *c, struct pd_fail *fail)
 {
     struct pd_comm_state *cs = c->comm->state;
-    /* Only where shared memory serves comm (or may: not yet known). */
-    if (__atomic_load_n(&cs->progress, __ATOMIC_ACQUIRE) != NULL &&
-        (!__atomic_load_n(&cs->hier_known, __ATOMIC_ACQUIRE) ||
-         cs->hier != NULL))
+    /* The calls queued before this one go first, on every path: the
+     * ranks' agreements over gloo, like the steps in shared memory, meet
+     * in call order, and a blocking call run beside a queued one would
+     * meet another rank's calls in another order. */
+    if (__atomic_load_n(&cs->progress, __ATOMIC_ACQUIRE) != NULL)
         pd_progress_drain(c->comm);
     return pd_coll_run(c, fail);
 }
