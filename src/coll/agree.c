@@ -186,6 +186,22 @@ static int pd_agree_settle_all(const struct pd_agree_ctx *x, uint32_t tag,
     return MPI_SUCCESS;
 }
 
+/* The backend's agree_rooted, a failure as an MPI error class. */
+static int pd_agree_rooted_call(const struct pd_agree_ctx *x, uint32_t tag,
+                                int root, const void *mine, size_t bytes,
+                                void *theirs, size_t cap, const char *what,
+                                struct pd_fail *fail)
+{
+    struct pd_backend_error e;
+    e.msg[0] = '\0';
+    e.peer = -1;
+    int status = x->ops->agree_rooted(x->bc, root, mine, bytes, theirs, cap,
+                                      tag, &e);
+    return status == PD_BACKEND_OK
+               ? MPI_SUCCESS
+               : pd_coll_step_failed(x, tag, status, what, &e, fail);
+}
+
 /* The root's side: msg (its record and data, len bytes) to every rank,
  * remembered until each has answered. */
 static int pd_agree_lead(const struct pd_agree_ctx *x, uint32_t tag,
@@ -209,13 +225,10 @@ static int pd_agree_lead(const struct pd_agree_ctx *x, uint32_t tag,
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    struct pd_backend_error e;
-    e.msg[0] = '\0';
-    e.peer = -1;
-    int status = x->ops->agree_rooted(x->bc, x->rank, msg, len, NULL, 0, tag,
-                                      &e);
-    if (status != PD_BACKEND_OK)
-        return pd_coll_step_failed(x, tag, status, what, &e, fail);
+    int rc = pd_agree_rooted_call(x, tag, x->rank, msg, len, NULL, 0, what,
+                                  fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
     o->rec[o->led % PD_AGREE_OWED_MAX] = *mine;
     o->led++;
     return MPI_SUCCESS;
@@ -232,13 +245,10 @@ static int pd_agree_follow(const struct pd_agree_ctx *x, uint32_t tag,
     int rc = pd_agree_settle(x, tag, root, what, fail);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct pd_backend_error e;
-    e.msg[0] = '\0';
-    e.peer = -1;
-    int status = x->ops->agree_rooted(x->bc, root, mine, sizeof(*mine), msg,
-                                      len, tag, &e);
-    if (status != PD_BACKEND_OK)
-        return pd_coll_step_failed(x, tag, status, what, &e, fail);
+    rc = pd_agree_rooted_call(x, tag, root, mine, sizeof(*mine), msg, len,
+                              what, fail);
+    if (rc != MPI_SUCCESS)
+        return rc;
     struct pd_agree_rec theirs;
     memcpy(&theirs, msg, sizeof(theirs));
     return pd_agree_same(&theirs, mine)

@@ -1021,6 +1021,35 @@ void agree_send(AgreeChannel& ch, int r, const void* data, size_t bytes,
   hold_send_buffer(ch, r, std::max(kAgreeTotalBytes + head, bytes - head));
 }
 
+/* body(peer) under the channel's lock; an exception is the agreement's
+ * failure, naming the rank body last set in peer. */
+template <typename Body>
+int agree_locked(pd_backend_comm* comm, pd_backend_error* err, Body body) {
+  std::lock_guard<std::mutex> lock(comm->agree.mutex);
+  int peer = -1;
+  try {
+    body(peer);
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    err->peer = peer;
+    return fail(err, "agreement on the call", e);
+  }
+}
+
+/* data to every peer, or to `only` alone (-1: every peer); *peer is the
+ * rank being written to, for a failure's report. */
+void agree_send_all(pd_backend_comm* comm, const void* data, size_t bytes,
+                    int only, int* peer) {
+  AgreeChannel& ch = comm->agree;
+  size_t head = agree_fill(ch, data, bytes);
+  for (int r = 0; r < comm->size; r++) {
+    if (r == comm->rank || (only >= 0 && r != only))
+      continue;
+    *peer = r;
+    agree_send(ch, r, data, bytes, head);
+  }
+}
+
 /* Rank r's next message into slot: its first stride bytes, zeros after
  * a shorter one; the rest of a longer one (a rank in another call) is
  * read and dropped. */
@@ -1075,28 +1104,16 @@ static int pd_gloo_agree(pd_backend_comm* comm, const void* mine,
   memset(own + bytes, 0, stride - bytes);
   if (comm->size < 2)
     return PD_BACKEND_OK;
-  AgreeChannel& ch = comm->agree;
-  std::lock_guard<std::mutex> lock(ch.mutex);
-  int peer = -1;
-  try {
-    size_t head = agree_fill(ch, mine, bytes);
+  return agree_locked(comm, err, [&](int& peer) {
+    agree_send_all(comm, mine, bytes, -1, &peer);
     for (int r = 0; r < comm->size; r++) {
       if (r == comm->rank)
         continue;
       peer = r;
-      agree_send(ch, r, mine, bytes, head);
+      agree_receive(comm->agree, r, out + static_cast<size_t>(r) * stride,
+                    stride);
     }
-    for (int r = 0; r < comm->size; r++) {
-      if (r == comm->rank)
-        continue;
-      peer = r;
-      agree_receive(ch, r, out + static_cast<size_t>(r) * stride, stride);
-    }
-    return PD_BACKEND_OK;
-  } catch (const std::exception& e) {
-    err->peer = peer;
-    return fail(err, "agreement on the call", e);
-  }
+  });
 }
 
 /* The root writes to every peer and reads nothing; a peer writes its
@@ -1110,39 +1127,21 @@ static int pd_gloo_agree_rooted(pd_backend_comm* comm, int root,
   (void)tag;
   if (comm->size < 2)
     return PD_BACKEND_OK;
-  AgreeChannel& ch = comm->agree;
-  std::lock_guard<std::mutex> lock(ch.mutex);
-  int peer = -1;
-  try {
-    size_t head = agree_fill(ch, mine, bytes);
-    for (int r = 0; r < comm->size; r++) {
-      if (r == comm->rank || (comm->rank != root && r != root))
-        continue;
-      peer = r;
-      agree_send(ch, r, mine, bytes, head);
-    }
+  return agree_locked(comm, err, [&](int& peer) {
+    agree_send_all(comm, mine, bytes, comm->rank == root ? -1 : root, &peer);
     if (comm->rank != root) {
       peer = root;
-      agree_receive(ch, root, static_cast<char*>(theirs), cap);
+      agree_receive(comm->agree, root, static_cast<char*>(theirs), cap);
     }
-    return PD_BACKEND_OK;
-  } catch (const std::exception& e) {
-    err->peer = peer;
-    return fail(err, "agreement on the call", e);
-  }
+  });
 }
 
 static int pd_gloo_agree_take(pd_backend_comm* comm, int peer, void* buf,
                               size_t cap, pd_backend_error* err) {
-  AgreeChannel& ch = comm->agree;
-  std::lock_guard<std::mutex> lock(ch.mutex);
-  try {
-    agree_receive(ch, peer, static_cast<char*>(buf), cap);
-    return PD_BACKEND_OK;
-  } catch (const std::exception& e) {
-    err->peer = peer;
-    return fail(err, "agreement on the call", e);
-  }
+  return agree_locked(comm, err, [&](int& at) {
+    at = peer;
+    agree_receive(comm->agree, peer, static_cast<char*>(buf), cap);
+  });
 }
 
 /* Messages at least this large are read straight into a receive that
