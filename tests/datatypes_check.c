@@ -638,7 +638,12 @@ static void check_bottom_collectives(void)
     if (b[0] != 7 || b[1] != 8 || b[2] != 9)
         fail(&v, "broadcast to MPI_BOTTOM: %g %g %g", b[0], b[1], b[2]);
 
-    double mine[2] = { rank * 10.0, rank * 10.0 + 1 }, all[8] = { 0 };
+    double mine[2] = { rank * 10.0, rank * 10.0 + 1 };
+    double *all = calloc(2 * (size_t)size, sizeof(double));
+    if (all == NULL) {
+        fprintf(stderr, "datatypes_check: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     MPI_Datatype tm = absolute_doubles(&v, mine, 2);
     check_rc(&v, "MPI_Allgather",
              MPI_Allgather(MPI_BOTTOM, 1, tm, all, 2, MPI_DOUBLE,
@@ -647,7 +652,7 @@ static void check_bottom_collectives(void)
         if (all[2 * r] != r * 10.0 || all[2 * r + 1] != r * 10.0 + 1)
             fail(&v, "allgather from MPI_BOTTOM: rank %d's block %g %g", r,
                  all[2 * r], all[2 * r + 1]);
-    memset(all, 0, sizeof(all));
+    memset(all, 0, 2 * (size_t)size * sizeof(double));
     check_rc(&v, "MPI_Gather",
              MPI_Gather(MPI_BOTTOM, 1, tm, all, 2, MPI_DOUBLE, 0,
                         MPI_COMM_WORLD));
@@ -659,6 +664,7 @@ static void check_bottom_collectives(void)
     if (MPI_Bcast(MPI_BOTTOM, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_ERR_BUFFER)
         fail(&v, "MPI_Bcast of one MPI_INT at MPI_BOTTOM was not refused "
                  "with MPI_ERR_BUFFER");
+    free(all);
     report(&v, "collectives on MPI_BOTTOM with types of absolute addresses");
     MPI_Type_free(&tx);
     MPI_Type_free(&tb);
@@ -714,7 +720,11 @@ static void check_negative_extent(void)
             fail(&v, "after MPI_Allreduce a[%d] is %d, want %d", i, a[i],
                  size * (size + 1) / 2 * (i + 1));
 
-    int g[4] = { -1, -1, -1, -1 }, mine = 7 * rank;
+    int *g = malloc((size_t)size * sizeof(int)), mine = 7 * rank;
+    if (g == NULL) {
+        fprintf(stderr, "datatypes_check: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     check_rc(&v, "MPI_Allgather",
              MPI_Allgather(&mine, 1, MPI_INT, &g[size - 1], 1, rev,
                            MPI_COMM_WORLD));
@@ -722,6 +732,7 @@ static void check_negative_extent(void)
         if (g[size - 1 - r] != 7 * r)
             fail(&v, "allgather: rank %d's block is %d, want %d", r,
                  g[size - 1 - r], 7 * r);
+    free(g);
 
     /* Two blocks of two items, three items apart: items at 0, -4, -12
      * and -16 bytes; lb markers there, ub markers 4 bytes below each. */
