@@ -255,6 +255,56 @@ static void check_open_across_blocking(void)
                "200 rounds");
 }
 
+/* Three broadcasts of an indexed type from rank 0 (one nonblocking) on
+ * a duplicate that rank 0 frees at once while the others, 20 ms late,
+ * are still to take them: a root may leave a communicator as soon as its
+ * broadcasts return. */
+static void check_bcast_then_free(void)
+{
+    struct verdict v = {""};
+    int rank = world_rank;
+    int idx[5];
+    for (int i = 0; i < 5; i++)
+        idx[i] = 2 * i;
+    MPI_Datatype every_other;
+    check_rc(&v, "MPI_Type_create_indexed_block",
+             MPI_Type_create_indexed_block(5, 1, idx, MPI_INT, &every_other));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&every_other));
+    for (int round = 0; round < 5 && v.detail[0] == '\0'; round++) {
+        MPI_Comm dup;
+        check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        if (rank != 0)
+            usleep(20000);
+        for (int k = 0; k < 3; k++) {
+            int buf[10];
+            for (int i = 0; i < 10; i++)
+                buf[i] = rank == 0 ? 100 * k + i : -1;
+            MPI_Request r;
+            if (k == 1) {
+                check_rc(&v, "MPI_Ibcast",
+                         MPI_Ibcast(buf, 1, every_other, 0, dup, &r));
+                check_rc(&v, "MPI_Wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
+            } else {
+                check_rc(&v, "MPI_Bcast",
+                         MPI_Bcast(buf, 1, every_other, 0, dup));
+            }
+            for (int i = 0; i < 10; i++) {
+                int want = rank == 0 || i % 2 == 0 ? 100 * k + i : -1;
+                if (buf[i] != want) {
+                    fail(&v, "round %d, broadcast %d: element %d is %d, "
+                         "want %d", round, k, i, buf[i], want);
+                    break;
+                }
+            }
+        }
+        check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&dup));
+    }
+    MPI_Type_free(&every_other);
+    report(&v, "three bcasts on a duplicate its root frees at once, the "
+               "others 20 ms late, 5 rounds");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -271,6 +321,7 @@ int main(int argc, char **argv)
            "scan, exscan), every root, uneven counts with gaps");
     check_alltoallw();
     check_open_across_blocking();
+    check_bcast_then_free();
     int status = finish();
     MPI_Finalize();
     return status;

@@ -139,9 +139,27 @@ struct pd_agree_owed {
     uint32_t taken[];
 };
 
-void pd_agree_owed_free(struct pd_agree_owed *owed)
+void pd_agree_owed_release(struct pd_agree_owed **owed,
+                           const struct pd_backend_ops *ops,
+                           struct pd_backend_comm *bc, int rank, int size)
 {
-    free(owed);
+    struct pd_agree_owed *o = *owed;
+    if (o == NULL)
+        return;
+    bool failed = false;
+    for (int r = 0; r < size && !failed; r++) {
+        while (r != rank && o->taken[r] != o->led && !failed) {
+            struct pd_agree_rec theirs;
+            struct pd_backend_error e;
+            e.msg[0] = '\0';
+            e.peer = -1;
+            failed = ops->agree_take(bc, r, &theirs, sizeof(theirs), &e) !=
+                     PD_BACKEND_OK;
+            o->taken[r]++;
+        }
+    }
+    free(o);
+    *owed = NULL;
 }
 
 /* Take every answer peer owes this rank, each checked against the

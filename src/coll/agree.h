@@ -13,7 +13,8 @@
  * broadcast's root may in MPI; each other rank sends its record back and
  * compares the root's with its own. The root checks those answers later,
  * before it next reads from that rank (or after PD_AGREE_OWED_MAX
- * broadcasts), so a rank that was in another call is still named, then.
+ * broadcasts), so a rank that was in another call is still named, then;
+ * it takes any still owed before it lets go of the communicator.
  */
 #ifndef PD_COLL_AGREE_H
 #define PD_COLL_AGREE_H
@@ -48,7 +49,7 @@ struct pd_agree_ctx {
     const int *comm_rank_of;
     int rank;                       /* this rank among the size */
     /* The answers this rank is owed as a broadcast's root, kept with bc
-     * (made on first use; pd_agree_owed_free); NULL: no one-way
+     * (made on first use; pd_agree_owed_release); NULL: no one-way
      * agreements on this context. */
     struct pd_agree_owed **owed;
 };
@@ -56,7 +57,14 @@ struct pd_agree_ctx {
 /* Broadcasts a root may lead before it takes the answers to the oldest. */
 #define PD_AGREE_OWED_MAX 16
 
-void pd_agree_owed_free(struct pd_agree_owed *owed);
+/* Before the context's backend goes: every answer still owed taken (a
+ * root may leave a communicator right after its broadcasts, and closing
+ * a connection with answers unread would reset it under the ranks still
+ * taking the root's data), then *owed freed. Each wait is bounded by the
+ * backend's timeout; a failure ends the taking, as the context goes. */
+void pd_agree_owed_release(struct pd_agree_owed **owed,
+                           const struct pd_backend_ops *ops,
+                           struct pd_backend_comm *bc, int rank, int size);
 
 /* MPI_SUCCESS when every rank passed a record equal to mine (or the
  * backend needs no agreement); else the error class, both calls in fail. */

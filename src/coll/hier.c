@@ -26,9 +26,11 @@ void pd_hier_free(struct pd_hier *h)
     if (h == NULL)
         return;
     pd_shm_comm_destroy(h->shm);
-    if (h->net != NULL)
+    if (h->net != NULL) {
+        pd_agree_owed_release(&h->net_owed, h->net_ops, h->net, h->host,
+                              h->num_hosts);
         h->net_ops->comm_destroy(h->net);
-    pd_agree_owed_free(h->net_owed);
+    }
     free(h->host_of);
     free(h->local_of);
     free(h->leader);

@@ -281,9 +281,11 @@ static void pd_comm_release_state(struct ompi_communicator_t *comm)
     pd_progress_stop(comm);
     pd_p2p_release(comm);
     pd_hier_free(st->hier);
-    pd_agree_owed_free(st->host_owed);
-    if (st->host_comm != NULL)
+    if (st->host_comm != NULL) {
+        pd_agree_owed_release(&st->host_owed, st->host_ops, st->host_comm,
+                              comm->rank, comm->size);
         st->host_ops->comm_destroy(st->host_comm);
+    }
     pd_dccl_comm_destroy(st->dev_comm, false);
     pd_intercomm_release(st->inter);
     comm->state = NULL;
