@@ -131,10 +131,12 @@ static int pd_agree_compare(const struct pd_agree_ctx *x,
 /* ---- one-way agreements (agree.h) ------------------------------------ */
 
 /* What a broadcast's root is owed: its records of the last
- * PD_AGREE_OWED_MAX broadcasts it led, by number, and per rank how many
- * answers it has taken from that rank. */
+ * PD_AGREE_OWED_MAX broadcasts it led, by number, per rank how many
+ * answers it has taken from that rank, and how many are outstanding in
+ * all (every agreement looks at this one count, not at every rank). */
 struct pd_agree_owed {
     uint32_t led;
+    size_t outstanding;
     struct pd_agree_rec rec[PD_AGREE_OWED_MAX];
     uint32_t taken[];
 };
@@ -180,6 +182,7 @@ static int pd_agree_settle(const struct pd_agree_ctx *x, uint32_t tag,
         const struct pd_agree_rec *led =
             &o->rec[o->taken[peer] % PD_AGREE_OWED_MAX];
         o->taken[peer]++;
+        o->outstanding--;
         if (!pd_agree_same(led, &theirs))
             return pd_agree_differs(x, led, &theirs, peer, what,
                                     "; this rank found it after its "
@@ -193,7 +196,7 @@ static int pd_agree_settle(const struct pd_agree_ctx *x, uint32_t tag,
 static int pd_agree_settle_all(const struct pd_agree_ctx *x, uint32_t tag,
                                const char *what, struct pd_fail *fail)
 {
-    if (x->owed == NULL || *x->owed == NULL)
+    if (x->owed == NULL || *x->owed == NULL || (*x->owed)->outstanding == 0)
         return MPI_SUCCESS;
     for (int r = 0; r < x->size; r++) {
         int rc = r == x->rank ? MPI_SUCCESS
@@ -236,7 +239,8 @@ static int pd_agree_lead(const struct pd_agree_ctx *x, uint32_t tag,
         memset(o, 0, sizeof(*o) + (size_t)x->size * sizeof(uint32_t));
         *x->owed = o;
     }
-    for (int r = 0; r < x->size; r++) {
+    /* A rank owes PD_AGREE_OWED_MAX answers only if that many are out. */
+    for (int r = 0; o->outstanding >= PD_AGREE_OWED_MAX && r < x->size; r++) {
         if (r == x->rank || o->led - o->taken[r] < PD_AGREE_OWED_MAX)
             continue;
         int rc = pd_agree_settle(x, tag, r, what, fail);
@@ -249,6 +253,7 @@ static int pd_agree_lead(const struct pd_agree_ctx *x, uint32_t tag,
         return rc;
     o->rec[o->led % PD_AGREE_OWED_MAX] = *mine;
     o->led++;
+    o->outstanding += (size_t)x->size - 1;
     return MPI_SUCCESS;
 }
 
