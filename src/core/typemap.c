@@ -185,27 +185,90 @@ static size_t pd_child_at(const struct pd_type_node *nd, size_t off)
     return lo;
 }
 
+/* count runs of len bytes, stride apart from mem, to or from the stream
+ * at stream. Inlined with len and pack constant, each loop below moves
+ * an element in a load and a store. */
+static inline __attribute__((always_inline)) void
+pd_runs(char *mem, ptrdiff_t stride, char *stream, size_t count, size_t len,
+        bool pack)
+{
+    for (size_t i = 0; i < count; i++, mem += stride, stream += len) {
+        if (pack)
+            memcpy(stream, mem, len);
+        else
+            memcpy(mem, stream, len);
+    }
+}
+
+#define PD_RUNS(len) \
+    (pack ? pd_runs(mem, stride, stream, count, len, true) \
+          : pd_runs(mem, stride, stream, count, len, false))
+
+/* The whole repetitions of a leaf: a vector of doubles is millions of
+ * 8-byte runs, so the loop must not pay for the general walk per run. */
+static void pd_leaf_runs(char *mem, ptrdiff_t stride, char *stream,
+                         size_t count, size_t len, bool pack)
+{
+    switch (len) {
+    case 1: PD_RUNS(1); break;
+    case 2: PD_RUNS(2); break;
+    case 4: PD_RUNS(4); break;
+    case 8: PD_RUNS(8); break;
+    case 12: PD_RUNS(12); break;
+    case 16: PD_RUNS(16); break;
+    case 24: PD_RUNS(24); break;
+    case 32: PD_RUNS(32); break;
+    default: PD_RUNS(len); break;
+    }
+}
+
+#undef PD_RUNS
+
+/* Bytes [from, from + n) of count runs of len bytes, stride apart from
+ * base: a partial run at either end, whole ones between. */
+static void pd_walk_runs(char *base, ptrdiff_t stride, size_t len,
+                         size_t from, size_t n, char **stream, bool pack)
+{
+    size_t k = from / len, off = from % len;
+    char *at = base + (ptrdiff_t)k * stride;
+    if (off != 0) {
+        size_t take = len - off < n ? len - off : n;
+        pd_move(at + off, *stream, take, pack);
+        *stream += take;
+        n -= take;
+        at += stride;
+    }
+    size_t whole = n / len;
+    pd_leaf_runs(at, stride, *stream, whole, len, pack);
+    *stream += whole * len;
+    at += (ptrdiff_t)whole * stride;
+    n -= whole * len;
+    if (n > 0) {
+        pd_move(at, *stream, n, pack);
+        *stream += n;
+    }
+}
+
 /* Bytes [from, from + n) of node nd's packed form, nd at base. */
 static void pd_walk(const struct pd_type_node *nd, char *base, size_t from,
                     size_t n, char **stream, bool pack)
 {
+    if (pd_node_is_leaf(nd)) {
+        pd_walk_runs(base, nd->stride, nd->len, from, n, stream, pack);
+        return;
+    }
     size_t k = from / nd->body, off = from % nd->body;
     while (n > 0) {
         char *rep = base + (ptrdiff_t)k * nd->stride;
         size_t take = nd->body - off < n ? nd->body - off : n;
-        if (pd_node_is_leaf(nd)) {
-            pd_move(rep + off, *stream, take, pack);
-            *stream += take;
-        } else {
-            size_t i = pd_child_at(nd, off), o = off, left = take;
-            while (left > 0) {
-                const struct pd_type_child *c = &nd->child[i++];
-                size_t in = o - c->before, total = pd_node_total(c->node);
-                size_t t = total - in < left ? total - in : left;
-                pd_walk(c->node, rep + c->disp, in, t, stream, pack);
-                left -= t;
-                o += t;
-            }
+        size_t i = pd_child_at(nd, off), o = off, left = take;
+        while (left > 0) {
+            const struct pd_type_child *c = &nd->child[i++];
+            size_t in = o - c->before, total = pd_node_total(c->node);
+            size_t t = total - in < left ? total - in : left;
+            pd_walk(c->node, rep + c->disp, in, t, stream, pack);
+            left -= t;
+            o += t;
         }
         n -= take;
         off = 0;
@@ -222,6 +285,11 @@ static void pd_map_move(const struct pd_type_node *map, size_t packed,
     if (map == NULL || (pd_leaf_is_run(map) && (ptrdiff_t)packed == extent)) {
         /* Dense: the stream is the buffer. */
         pd_move(buf + from, stream, n, pack);
+        return;
+    }
+    if (pd_leaf_is_run(map)) {
+        /* One run per item, extent apart: the items are the runs. */
+        pd_walk_runs(buf, extent, packed, from, n, &stream, pack);
         return;
     }
     size_t k = from / packed, off = from % packed;
