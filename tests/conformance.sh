@@ -32,4 +32,14 @@ for np in $sizes; do
         env PDMPI_SHM=0 timeout -k 10 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
         -np "$np" "$top_builddir/tests/icolls_check"
 done
+# Datatype scratch buffers given back at once instead of kept for the
+# next call; a limit that is not a number of bytes is refused.
+for np in 1 2 3 4; do
+    check_tap "datatypes_check keeping no scratch at np $np" \
+        env PDMPI_SCRATCH_KEEP=0 timeout -k 10 "$PD_TEST_TIMEOUT" \
+        "$PDMPIRUN" -np "$np" "$top_builddir/tests/datatypes_check"
+done
+check "PDMPI_SCRATCH_KEEP=-1 is refused with a message" \
+    sh -c "env PDMPI_SCRATCH_KEEP=-1 '$top_builddir/tests/world_check' 2>&1 |
+           grep -q 'PDMPI_SCRATCH_KEEP=-1 is not a number of bytes'"
 finish

@@ -6,6 +6,7 @@
 
 #include "core/algo.h"
 #include "core/config.h"
+#include "core/scratch.h"
 #include "base/log.h"
 
 static int pd_parse_debug(const char *text, int *level)
@@ -210,6 +211,19 @@ PD_LOADER(pd_load_shm_stream)
     return 0;
 }
 
+PD_LOADER(pd_load_scratch_keep)
+{
+    (void)name;
+    long keep;
+    if (pd_parse_long(v, 0, (long)PD_MAX_SCRATCH_KEEP, &keep) != 0) {
+        snprintf(err, errlen, "PDMPI_SCRATCH_KEEP=%s is not a number of "
+                 "bytes in [0, %zu]", v, PD_MAX_SCRATCH_KEEP);
+        return -1;
+    }
+    c->scratch_keep = (size_t)keep;
+    return 0;
+}
+
 /* The variables naming device libraries (the backend table's). */
 static const struct {
     const char *name;
@@ -275,6 +289,9 @@ static const struct pd_config_var pd_vars[] = {
       pd_load_p2p_sockets },
     { "PDMPI_SHM_STREAM", "131072", "bytes from which pieces go into shared "
       "memory with non-temporal stores; 0: never", pd_load_shm_stream },
+    { "PDMPI_SCRATCH_KEEP", "67108864", "bytes of scratch buffers (packed "
+      "non-contiguous data) kept for the next call; 0: none",
+      pd_load_scratch_keep },
     { "PDMPI_NCCL_LIB", "libnccl.so.2", "the NCCL library to load",
       pd_load_lib },
     { "PDMPI_CUDART_LIB", "libcudart.so.13", "the CUDA runtime to load",
@@ -321,6 +338,7 @@ int pd_config_load(struct pd_config *c, char *err, size_t errlen)
     c->shm_stream = PD_DEFAULT_SHM_STREAM;
     c->shm_p2p = PD_SHM_P2P_ON;
     c->p2p_sockets = 1;
+    c->scratch_keep = PD_DEFAULT_SCRATCH_KEEP;
     for (size_t i = 0; i < sizeof(pd_vars) / sizeof(pd_vars[0]); i++) {
         const struct pd_config_var *var = &pd_vars[i];
         const char *v = getenv(var->name);

@@ -15,6 +15,7 @@
 #define PD_MIN_SHM_CHUNK PD_SHM_MIN_CHUNK
 #define PD_MAX_SHM_CHUNK ((size_t)64 << 20)
 #define PD_DEFAULT_SHM_STREAM ((size_t)128 << 10)
+#define PD_MAX_SCRATCH_KEEP ((size_t)1 << 40)
 
 /* Point-to-point between the ranks of one host (PDMPI_SHM_P2P). */
 enum pd_shm_p2p {
@@ -41,6 +42,7 @@ struct pd_config {
     size_t shm_stream;          /* PDMPI_SHM_STREAM, bytes; 0 = never */
     int shm_p2p;                /* PDMPI_SHM_P2P: enum pd_shm_p2p */
     int p2p_sockets;            /* PDMPI_P2P_SOCKETS: 1 (default) | 0 */
+    size_t scratch_keep;        /* PDMPI_SCRATCH_KEEP, bytes */
     /* Library overrides; "" = the usual soname. */
     char nccl_lib[512];         /* PDMPI_NCCL_LIB */
     char cudart_lib[512];       /* PDMPI_CUDART_LIB */

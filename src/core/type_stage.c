@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "core/objects.h"
+#include "core/scratch.h"
 #include "core/type_stage.h"
 
 struct pd_type_stage *pd_stage_new(void)
@@ -32,7 +33,7 @@ int pd_stage_add(struct pd_type_stage *st, void *user,
 
 int pd_stage_pack(struct pd_type_stage *st)
 {
-    st->packed = malloc(st->bytes ? st->bytes : 1);
+    st->packed = pd_scratch_take(st->bytes);
     if (st->packed == NULL)
         return -1;
     for (size_t i = 0; i < st->n; i++) {
@@ -75,7 +76,7 @@ void pd_stage_free(struct pd_type_stage *st)
         for (size_t i = 0; i < st->n; i++)
             pd_type_release(st->blocks[i].type);
         free(st->blocks);
-        free(st->packed);
+        pd_scratch_give(st->packed);
         free(st->mirror);
         free(st);
         st = next;

@@ -16,6 +16,7 @@
 #include "service/call_check.h"
 #include "core/group.h"
 #include "core/runtime.h"
+#include "core/scratch.h"
 #include "core/stats.h"
 #include "route/route.h"
 #include "service/comm_create.h"
@@ -107,6 +108,7 @@ int pd_runtime_init(int required_level, int *provided, char *err,
         return MPI_ERR_ARG;
     }
     pd_log_level = pd_rt.config.debug_level;
+    pd_scratch_limit(pd_rt.config.scratch_keep);
     pd_stats_enabled = pd_rt.config.stats;
     /* Each live communicator across processes holds sockets. */
     pd_fd_limit_raise();
@@ -236,6 +238,7 @@ int pd_runtime_finalize(char *err, size_t errlen)
     /* Only now, after the barrier, may rank 0 stop the store it hosts
      * and every rank let go of the process manager. */
     pd_world_release(&pd_rt.world);
+    pd_scratch_release();
     return rc;
 }
 
