@@ -966,6 +966,173 @@ static void check_user_op(void)
     MPI_Type_free(&t);
 }
 
+/* Larger than the pieces MPI_Reduce_local works in (64 KiB of packed
+ * data) and than one item per piece, with a predefined op and a user op
+ * on a type with gaps. */
+static void check_reduce_local_pieces(void)
+{
+    struct verdict v = {""};
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "MPI_Reduce_local over many pieces");
+        return;
+    }
+    /* vector(2, 3, 5, MPI_DOUBLE): doubles 0-2 and 5-7 of each 8. */
+    enum { ITEMS = 5000 };
+    MPI_Datatype vec, big;
+    check_rc(&v, "MPI_Type_vector", MPI_Type_vector(2, 3, 5, MPI_DOUBLE, &vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    double *in = malloc(8 * ITEMS * sizeof(double)),
+           *io = malloc(8 * ITEMS * sizeof(double));
+    for (int i = 0; i < 8 * ITEMS; i++) {
+        in[i] = i;
+        io[i] = 3.0 * i;
+    }
+    check_rc(&v, "MPI_Reduce_local",
+             MPI_Reduce_local(in, io, ITEMS, vec, MPI_SUM));
+    for (int i = 0; i < 8 * ITEMS; i++) {
+        int k = i % 8;
+        double want = k < 3 || (k >= 5 && k < 8) ? 4.0 * i : 3.0 * i;
+        if (io[i] != want) {
+            fail(&v, "MPI_SUM, double %d: %g, expected %g", i, io[i], want);
+            break;
+        }
+    }
+    /* One item of 80000 packed bytes: every other int of 40000. */
+    enum { N = 20000 };
+    check_rc(&v, "MPI_Type_vector", MPI_Type_vector(N, 1, 2, MPI_INT, &big));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&big));
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(big, &lb, &extent);
+    int per = (int)(extent / (MPI_Aint)sizeof(int));    /* 2N - 1 */
+    int *a = malloc((size_t)(3 * per) * sizeof(int)),
+        *b = malloc((size_t)(3 * per) * sizeof(int));
+    for (int i = 0; i < 3 * per; i++) {
+        a[i] = i % 7;
+        b[i] = i % 5;
+    }
+    check_rc(&v, "MPI_Reduce_local", MPI_Reduce_local(a, b, 3, big, MPI_MAX));
+    for (int i = 0; i < 3 * per; i++) {
+        int covered = (i % per) % 2 == 0;
+        int want = covered && i % 7 > i % 5 ? i % 7 : i % 5;
+        if (b[i] != want) {
+            fail(&v, "MPI_MAX, int %d: %d, expected %d", i, b[i], want);
+            break;
+        }
+    }
+    /* A user op on {double; int} (12 packed bytes, 16 apart), 10000
+     * items. */
+    int bl[2] = { 1, 1 };
+    MPI_Aint d[2] = { offsetof(struct pair_d, x), offsetof(struct pair_d, n) };
+    MPI_Datatype tt[2] = { MPI_DOUBLE, MPI_INT }, t;
+    MPI_Op op;
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(2, bl, d, tt, &t));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&t));
+    check_rc(&v, "MPI_Op_create", MPI_Op_create(pair_add, 1, &op));
+    enum { PAIRS = 10000 };
+    struct pair_d *pin = malloc(PAIRS * sizeof(*pin)),
+                  *pio = malloc(PAIRS * sizeof(*pio));
+    for (int i = 0; i < PAIRS; i++) {
+        pin[i] = (struct pair_d){ i, 1 };
+        pio[i] = (struct pair_d){ 0.5 * i, i };
+    }
+    check_rc(&v, "MPI_Reduce_local", MPI_Reduce_local(pin, pio, PAIRS, t, op));
+    for (int i = 0; i < PAIRS; i++)
+        if (pio[i].x != 1.5 * i || pio[i].n != i + 1) {
+            fail(&v, "user op, item %d: %g, %d; expected %g, %d", i,
+                 pio[i].x, pio[i].n, 1.5 * i, i + 1);
+            break;
+        }
+    report(&v, "MPI_Reduce_local over many pieces: MPI_SUM on %d vectors, "
+           "MPI_MAX on items larger than a piece, a user op on %d structs",
+           ITEMS, PAIRS);
+    MPI_Op_free(&op);
+    MPI_Type_free(&t);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&big);
+    free(in);
+    free(io);
+    free(a);
+    free(b);
+    free(pin);
+    free(pio);
+}
+
+/* Collectives and messages of one large vector, at sizes that go up and
+ * down from call to call, so that scratch buffers of earlier calls are
+ * used again: every result and every skipped element checked. */
+static void check_large_repeated(void)
+{
+    struct verdict v = {""};
+    static const int sizes[] = { 30000, 90000, 12000, 90000, 30000 };
+    enum { MOST = 90000 };
+    double *buf = malloc(2 * MOST * sizeof(double)),
+           *out = malloc(2 * MOST * sizeof(double));
+    int left = (world_rank + world_size - 1) % world_size,
+        right = (world_rank + 1) % world_size;
+    for (int round = 0; round < 5; round++) {
+        int n = sizes[round];
+        MPI_Datatype vec;
+        check_rc(&v, "MPI_Type_vector", MPI_Type_vector(n, 1, 2, MPI_DOUBLE,
+                                                        &vec));
+        check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+        /* Broadcast from a root that moves round by round. */
+        int root = round % world_size;
+        for (int i = 0; i < 2 * MOST; i++)
+            buf[i] = world_rank == root ? i + round : -1.0;
+        check_rc(&v, "MPI_Bcast", MPI_Bcast(buf, 1, vec, root,
+                                            MPI_COMM_WORLD));
+        for (int i = 0; i < 2 * MOST; i++) {
+            double want = world_rank == root || (i % 2 == 0 && i < 2 * n)
+                              ? i + round : -1.0;
+            if (buf[i] != want) {
+                fail(&v, "round %d broadcast, double %d: %g, expected %g",
+                     round, i, buf[i], want);
+                break;
+            }
+        }
+        /* A ring shift. */
+        for (int i = 0; i < 2 * MOST; i++) {
+            buf[i] = world_rank * 1e6 + i;
+            out[i] = -1.0;
+        }
+        check_rc(&v, "MPI_Sendrecv",
+                 MPI_Sendrecv(buf, 1, vec, right, round, out, 1, vec, left,
+                              round, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 2 * MOST; i++) {
+            double want = i % 2 == 0 && i < 2 * n ? left * 1e6 + i : -1.0;
+            if (out[i] != want) {
+                fail(&v, "round %d shift, double %d: %g, expected %g", round,
+                     i, out[i], want);
+                break;
+            }
+        }
+        if (!on_open_mpi) {
+            for (int i = 0; i < 2 * MOST; i++)
+                out[i] = -1.0;
+            check_rc(&v, "MPI_Allreduce",
+                     MPI_Allreduce(buf, out, 1, vec, MPI_SUM,
+                                   MPI_COMM_WORLD));
+            double ranks = world_size * (world_size - 1) / 2.0;
+            for (int i = 0; i < 2 * MOST; i++) {
+                double want = i % 2 == 0 && i < 2 * n
+                                  ? ranks * 1e6 + (double)world_size * i
+                                  : -1.0;
+                if (out[i] != want) {
+                    fail(&v, "round %d allreduce, double %d: %g, expected "
+                         "%g", round, i, out[i], want);
+                    break;
+                }
+            }
+        }
+        MPI_Type_free(&vec);
+    }
+    report(&v, "a vector of 12000-90000 doubles broadcast, shifted and "
+           "summed, five rounds of changing sizes");
+    free(buf);
+    free(out);
+}
+
 /* Alltoallw with a different type per peer: to rank j, j+1 ints of a
  * vector with stride 2; from rank j, plain ints. */
 static void check_alltoallw(void)
@@ -1046,6 +1213,8 @@ int main(int argc, char **argv)
     check_moves();
     check_reductions();
     check_user_op();
+    check_reduce_local_pieces();
+    check_large_repeated();
     check_alltoallw();
     for (int i = 0; i < nrefs; i++)
         MPI_Type_free(&refs[i].type);

@@ -7,6 +7,11 @@
 
 #include "api/api.h"
 #include "api/mpi1.h"
+#include "core/scratch.h"
+
+/* MPI_Reduce_local of a non-contiguous type reduces this many packed
+ * bytes at a time. */
+#define PD_REDUCE_PIECE ((size_t)64 << 10)
 
 #pragma weak MPI_Pack = PMPI_Pack
 #pragma weak MPI_Unpack = PMPI_Unpack
@@ -123,20 +128,32 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
         pd_reduce_items(&red, inoutbuf, inbuf, inoutbuf, (size_t)count);
         return MPI_SUCCESS;
     }
-    /* The kernels work on packed items. */
-    size_t bytes = (size_t)count * pd_type_packed(datatype);
-    char *a = malloc(bytes ? bytes : 1), *b = malloc(bytes ? bytes : 1);
+    /* The kernels work on packed items: a piece of the items at a time,
+     * so that the two packed operands stay in cache between the pack,
+     * the reduction and the unpack, and no copy of the whole buffers is
+     * made. */
+    size_t packed = pd_type_packed(datatype);
+    if (count == 0 || packed == 0)
+        return MPI_SUCCESS;
+    size_t per = packed >= PD_REDUCE_PIECE ? 1 : PD_REDUCE_PIECE / packed;
+    size_t piece = per * packed;
+    char *a = pd_scratch_take(piece), *b = pd_scratch_take(piece);
     if (a == NULL || b == NULL) {
-        free(a);
-        free(b);
-        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+        pd_scratch_give(a);
+        pd_scratch_give(b);
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory (two "
+                        "pieces of %zu bytes)", piece);
     }
-    pd_type_pack(datatype, inbuf, 0, bytes, a);
-    pd_type_pack(datatype, inoutbuf, 0, bytes, b);
-    pd_reduce_items(&red, b, a, b, (size_t)count);
-    pd_type_unpack(datatype, inoutbuf, 0, bytes, b);
-    free(a);
-    free(b);
+    for (size_t done = 0; done < (size_t)count; done += per) {
+        size_t n = (size_t)count - done < per ? (size_t)count - done : per;
+        size_t from = done * packed, bytes = n * packed;
+        pd_type_pack(datatype, inbuf, from, bytes, a);
+        pd_type_pack(datatype, inoutbuf, from, bytes, b);
+        pd_reduce_items(&red, b, a, b, n);
+        pd_type_unpack(datatype, inoutbuf, from, bytes, b);
+    }
+    pd_scratch_give(a);
+    pd_scratch_give(b);
     return MPI_SUCCESS;
 }
 
