@@ -10,6 +10,11 @@
  *
  * -c checks the data both ways: rank 0 sends a known pattern, rank 1
  * checks it and answers with another one, which rank 0 checks.
+ *
+ * Built with -DPD_STRIDED (bench/compare's latency_strided), a message
+ * of n elements is every other element of a buffer of 2n: one item of
+ * MPI_Type_vector(n, 1, 2, type), the layout of a matrix's column or a
+ * halo, which an MPI library packs and unpacks on the way.
  */
 #include "bench_util.h"
 
@@ -21,29 +26,49 @@
 #define ITER_WIDTH 12
 #define TAG 1
 
+#ifdef PD_STRIDED
+#define SPREAD 2                    /* buffer elements per message element */
+#else
+#define SPREAD 1
+#endif
+
 struct pingpong {
     void *send, *recv;              /* MPI's buffers (device with -d cuda) */
     void *host;                     /* staging for -c */
     const struct bench_options *o;
     int rank, count;
+    MPI_Datatype strided;           /* PD_STRIDED: this size's vector */
 };
+
+/* What one message is: count elements, or one strided vector of them. */
+static MPI_Datatype message_type(const struct pingpong *p, int *count)
+{
+#ifdef PD_STRIDED
+    *count = 1;
+    return p->strided;
+#else
+    *count = p->count;
+    return p->o->type->mpi;
+#endif
+}
 
 /* One round trip; returns its duration at rank 0. */
 static double round_trip(const struct pingpong *p)
 {
-    MPI_Datatype t = p->o->type->mpi;
+    int n;
+    MPI_Datatype t = message_type(p, &n);
     double start = MPI_Wtime();
     if (p->rank == 0) {
-        bench_check_rc(MPI_Send(p->send, p->count, t, 1, TAG, MPI_COMM_WORLD),
+        bench_check_rc(MPI_Send(p->send, n, t, 1, TAG, MPI_COMM_WORLD),
                        "MPI_Send");
-        bench_check_rc(MPI_Recv(p->recv, p->count, t, 1, TAG, MPI_COMM_WORLD,
+        bench_check_rc(MPI_Recv(p->recv, n, t, 1, TAG, MPI_COMM_WORLD,
                                 MPI_STATUS_IGNORE),
                        "MPI_Recv");
     } else {
-        bench_check_rc(MPI_Recv(p->recv, p->count, t, 0, TAG, MPI_COMM_WORLD,
+        bench_check_rc(MPI_Recv(p->recv, n, t, 0, TAG, MPI_COMM_WORLD,
                                 MPI_STATUS_IGNORE),
                        "MPI_Recv");
-        bench_check_rc(MPI_Send(p->send, p->count, t, 0, TAG, MPI_COMM_WORLD),
+        bench_check_rc(MPI_Send(p->send, n, t, 0, TAG, MPI_COMM_WORLD),
                        "MPI_Send");
     }
     return MPI_Wtime() - start;
@@ -63,20 +88,22 @@ static double element(int rank, int i)
 static bool validate(const struct pingpong *p)
 {
     const struct bench_type *type = p->o->type;
-    size_t bytes = (size_t)p->count * type->size;
-    for (int i = 0; i < p->count; i++)
-        bench_store(type, p->host, (size_t)i, element(p->rank, i));
+    size_t n = SPREAD * (size_t)p->count, bytes = n * type->size;
+    for (size_t i = 0; i < n; i++)
+        bench_store(type, p->host, i, element(p->rank, (int)i));
     bench_copy_to_device(p->o->device, p->send, p->host, bytes);
-    for (int i = 0; i < p->count; i++)
-        bench_store(type, p->host, (size_t)i, -1);
+    for (size_t i = 0; i < n; i++)
+        bench_store(type, p->host, i, -1);
     bench_copy_to_device(p->o->device, p->recv, p->host, bytes);
 
     round_trip(p);
 
+    /* The elements the message carries came; the gaps stayed. */
     bench_copy_from_device(p->o->device, p->host, p->recv, bytes);
     int mine = 1, all = 0;
-    for (int i = 0; i < p->count && mine; i++)
-        mine = bench_load(type, p->host, (size_t)i) == element(1 - p->rank, i);
+    for (size_t i = 0; i < n && mine; i++)
+        mine = bench_load(type, p->host, i) ==
+               (i % SPREAD == 0 ? element(1 - p->rank, (int)i) : -1);
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return all == 1;
 }
@@ -101,9 +128,9 @@ int main(int argc, char **argv)
     }
 
     struct pingpong p = {
-        .send = bench_alloc(&o, o.max_bytes),
-        .recv = bench_alloc(&o, o.max_bytes),
-        .host = malloc(o.max_bytes + 1),
+        .send = bench_alloc(&o, SPREAD * o.max_bytes),
+        .recv = bench_alloc(&o, SPREAD * o.max_bytes),
+        .host = malloc(SPREAD * o.max_bytes + 1),
         .o = &o,
         .rank = rank,
     };
@@ -114,7 +141,8 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         printf("# OSU MPI Latency Test\n");
-        printf("# Datatype: %s%s\n", o.type->mpi_name,
+        printf("# Datatype: %s%s%s\n", SPREAD > 1 ? "every other " : "",
+               o.type->mpi_name,
                o.device == BENCH_CUDA ? ", buffers: cuda" : "");
         printf("%-*s%*s", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Latency (us)");
         if (o.full)
@@ -131,6 +159,11 @@ int main(int argc, char **argv)
         if (bytes < o.type->size)
             continue;
         p.count = (int)(bytes / o.type->size);
+#ifdef PD_STRIDED
+        bench_check_rc(MPI_Type_vector(p.count, 1, SPREAD, o.type->mpi,
+                                       &p.strided), "MPI_Type_vector");
+        bench_check_rc(MPI_Type_commit(&p.strided), "MPI_Type_commit");
+#endif
         int iterations = bench_warm_up(&o, bytes, round_trip_step, &p);
         MPI_Barrier(MPI_COMM_WORLD);
         double min_rt = 0, max_rt = 0, start = MPI_Wtime();
@@ -155,6 +188,9 @@ int main(int argc, char **argv)
             printf("\n");
             fflush(stdout);
         }
+#ifdef PD_STRIDED
+        MPI_Type_free(&p.strided);
+#endif
         if (bytes > ((size_t)-1) / 2)
             break;
     }
