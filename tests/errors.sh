@@ -23,6 +23,9 @@ done
 run_np 1 "$fatal" no-comm > "$PD_TMP/no-comm" 2>&1
 check "a call without a communicator names none" \
     grep -Eq '^pdmpi: rank 0: MPI_Type_size: MPI_ERR_TYPE: datatype is MPI_DATATYPE_NULL' "$PD_TMP/no-comm"
+run_np 1 "$fatal" bottom > "$PD_TMP/bottom" 2>&1
+check "MPI_BOTTOM with MPI_INT: the message says what MPI_BOTTOM takes" \
+    grep -Eq '^pdmpi: rank 0: MPI_Bcast on MPI_COMM_WORLD: MPI_ERR_BUFFER: buffer is NULL but count is 1 \(MPI_BOTTOM, which is NULL, takes only a datatype of absolute addresses, and MPI_INT is not one\)' "$PD_TMP/bottom"
 run_np 2 "$fatal" unnamed > "$PD_TMP/unnamed" 2>&1
 check "an unnamed communicator is named by its id" \
     grep -Eq '^pdmpi: rank [01]: MPI_Allreduce on communicator [0-9a-z:]+: MPI_ERR_COUNT' "$PD_TMP/unnamed"

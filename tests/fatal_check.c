@@ -5,6 +5,8 @@
  *   fatal           MPI_Allreduce with count -1 under the default handler,
  *                   MPI_ERRORS_ARE_FATAL: the job must die with a one-line
  *                   message on stderr and a non-zero exit status.
+ *   bottom          MPI_Bcast of one MPI_INT at MPI_BOTTOM (NULL): the
+ *                   message must say why NULL is refused there.
  *   before-init     MPI_Comm_rank before MPI_Init.
  *   after-finalize  MPI_Allreduce after MPI_Finalize.
  *   abort           the last rank calls MPI_Abort(MPI_COMM_WORLD, 7) while
@@ -47,6 +49,16 @@ static int run_no_comm(int *argc, char ***argv)
     MPI_Init(argc, argv);
     int rc = MPI_Type_size(MPI_DATATYPE_NULL, &size);
     survived("no-comm", "MPI_Type_size(MPI_DATATYPE_NULL)", rc);
+    MPI_Finalize();
+    return 0;
+}
+
+/* MPI_BOTTOM with a type that is not of absolute addresses. */
+static int run_bottom(int *argc, char ***argv)
+{
+    MPI_Init(argc, argv);
+    int rc = MPI_Bcast(MPI_BOTTOM, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    survived("bottom", "MPI_Bcast(MPI_BOTTOM, 1, MPI_INT)", rc);
     MPI_Finalize();
     return 0;
 }
@@ -101,6 +113,8 @@ int main(int argc, char **argv)
 
     if (strcmp(mode, "fatal") == 0)
         return run_fatal(&argc, &argv);
+    if (strcmp(mode, "bottom") == 0)
+        return run_bottom(&argc, &argv);
     if (strcmp(mode, "no-comm") == 0)
         return run_no_comm(&argc, &argv);
     if (strcmp(mode, "unnamed") == 0)
@@ -113,7 +127,7 @@ int main(int argc, char **argv)
         return run_abort(&argc, &argv);
 
     fprintf(stderr,
-            "usage: fatal_check fatal|no-comm|unnamed|before-init|"
+            "usage: fatal_check fatal|bottom|no-comm|unnamed|before-init|"
             "after-finalize|abort\n");
     return 2;
 }

@@ -53,9 +53,13 @@ int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
     if (buf == MPI_IN_PLACE)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
                         "%s may not be MPI_IN_PLACE here", what);
+    /* MPI_BOTTOM is NULL too: it may come only with a type whose
+     * displacements are addresses, which a contiguous one never is. */
     if (buf == NULL && count > 0 && type->contiguous)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
-                        "%s is NULL but count is %d", what, count);
+                        "%s is NULL but count is %d (MPI_BOTTOM, which is "
+                        "NULL, takes only a datatype of absolute addresses, "
+                        "and %s is not one)", what, count, pd_type_name(type));
     ptrdiff_t bytes;
     if (count > 0 && __builtin_mul_overflow((ptrdiff_t)count,
                                             pd_type_extent(type), &bytes))
