@@ -929,6 +929,41 @@ static void check_reductions(void)
     MPI_Type_free(&vd);
 }
 
+/* A struct of no blocks, with NULL arrays as MPI allows at count 0:
+ * an empty type that moves nothing, whose envelope says what it is. */
+static void check_empty_struct(void)
+{
+    struct verdict v = {""};
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(0, NULL, NULL, NULL, &t));
+    if (t != MPI_DATATYPE_NULL) {
+        int size = -1, ni = -1, na = -1, nd = -1, combiner = -1;
+        MPI_Aint lb = -1, extent = -1;
+        check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&t));
+        check_rc(&v, "MPI_Type_size", MPI_Type_size(t, &size));
+        check_rc(&v, "MPI_Type_get_extent", MPI_Type_get_extent(t, &lb,
+                                                                &extent));
+        check_rc(&v, "MPI_Type_get_envelope",
+                 MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
+        if (size != 0 || lb != 0 || extent != 0)
+            fail(&v, "size %d, lb %ld, extent %ld; want 0 0 0", size,
+                 (long)lb, (long)extent);
+        if (combiner != MPI_COMBINER_STRUCT || ni != 1 || na != 0 || nd != 0)
+            fail(&v, "envelope: combiner %d, %d ints, %d addresses, %d "
+                 "types; want MPI_COMBINER_STRUCT, 1, 0, 0", combiner, ni,
+                 na, nd);
+        int x = 7;
+        check_rc(&v, "MPI_Bcast", MPI_Bcast(&x, 3, t, 0, MPI_COMM_WORLD));
+        if (x != 7)
+            fail(&v, "a broadcast of the empty type changed the buffer");
+        check_rc(&v, "MPI_Type_free", MPI_Type_free(&t));
+    } else {
+        fail(&v, "no type was made");
+    }
+    report(&v, "MPI_Type_create_struct with count 0 and NULL arrays");
+}
+
 /* A user op on a struct: it must see items in the struct's own layout. */
 struct pair_d {
     double x;
@@ -1214,6 +1249,7 @@ int main(int argc, char **argv)
     check_shape();
     check_pack();
     check_envelope();
+    check_empty_struct();
     check_reduce_local();
     check_external_and_f90();
     check_p2p();

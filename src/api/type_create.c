@@ -174,8 +174,11 @@ struct pd_indexed {
     int len;
     const int *idispls;         /* NULL: adispls */
     const MPI_Aint *adispls;
-    const MPI_Datatype *types;  /* NULL: oldtype for every block */
+    const MPI_Datatype *types;  /* a struct's; else oldtype for every
+                                   block */
     MPI_Datatype oldtype;
+    bool structured;            /* MPI_Type_create_struct: types, which
+                                   may be NULL when count is 0 */
 };
 
 static int pd_indexed_type(const struct pd_indexed *x,
@@ -186,7 +189,7 @@ static int pd_indexed_type(const struct pd_indexed *x,
     if (b == NULL)
         return pd_raise(NULL, x->call, MPI_ERR_NO_MEM, "out of memory");
     for (int i = 0; i < x->count; i++) {
-        MPI_Datatype type = x->types != NULL ? x->types[i] : x->oldtype;
+        MPI_Datatype type = x->structured ? x->types[i] : x->oldtype;
         b[i].type = type;
         b[i].blocklen = (size_t)(x->lens != NULL ? x->lens[i] : x->len);
         if (x->idispls == NULL)
@@ -198,7 +201,7 @@ static int pd_indexed_type(const struct pd_indexed *x,
         }
     }
     errno = 0;
-    *t = pd_type_new_blocks(b, (size_t)x->count, 1, 0, x->types != NULL);
+    *t = pd_type_new_blocks(b, (size_t)x->count, 1, 0, x->structured);
     free(b);
     return MPI_SUCCESS;
 }
@@ -215,7 +218,7 @@ static int pd_indexed(const struct pd_indexed *x, int combiner,
     PD_CHECK(pd_check_array(call, x->idispls != NULL ? (const void *)x->idispls
                                                      : (const void *)x->adispls,
                             x->count, "array_of_displacements"));
-    if (x->types != NULL) {
+    if (x->structured) {
         PD_CHECK(pd_check_array(call, x->types, x->count, "array_of_types"));
         for (int i = 0; i < x->count; i++)
             PD_CHECK(pd_check_old(call, x->types[i], "array_of_types[i]"));
@@ -226,8 +229,8 @@ static int pd_indexed(const struct pd_indexed *x, int combiner,
     PD_CHECK(pd_indexed_type(x, &t));
     int na = x->idispls == NULL ? x->count : 0;
     return pd_type_made(call, t, combiner, ni, ints, na, x->adispls,
-                        x->types != NULL ? x->count : 1,
-                        x->types != NULL ? x->types : &x->oldtype, newtype);
+                        x->structured ? x->count : 1,
+                        x->structured ? x->types : &x->oldtype, newtype);
 }
 
 /* ints[] of the indexed constructors: count, then the arrays named. */
@@ -266,7 +269,8 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                       MPI_Datatype *newtype)
 {
     struct pd_indexed x = { "MPI_Type_indexed", count, array_of_blocklengths,
-                            0, array_of_displacements, NULL, NULL, oldtype };
+                            0, array_of_displacements, NULL, NULL, oldtype,
+                            false };
     return pd_indexed_with_ints(&x, MPI_COMBINER_INDEXED,
                                 array_of_blocklengths, count,
                                 array_of_displacements, count, newtype);
@@ -280,7 +284,7 @@ static int pd_hindexed(const char *call, int count, const int lens[],
                        MPI_Datatype *newtype)
 {
     struct pd_indexed x = { call, count, lens, 0, NULL, displs, types,
-                            oldtype };
+                            oldtype, combiner == MPI_COMBINER_STRUCT };
     return pd_indexed_with_ints(&x, combiner, lens, count, NULL, 0, newtype);
 }
 
@@ -308,7 +312,7 @@ int PMPI_Type_create_indexed_block(int count, int blocklength,
 {
     struct pd_indexed x = { "MPI_Type_create_indexed_block", count, NULL,
                             blocklength, array_of_displacements, NULL, NULL,
-                            oldtype };
+                            oldtype, false };
     return pd_indexed_with_ints(&x, MPI_COMBINER_INDEXED_BLOCK, &blocklength,
                                 1, array_of_displacements, count, newtype);
 }
@@ -320,7 +324,7 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
 {
     struct pd_indexed x = { "MPI_Type_create_hindexed_block", count, NULL,
                             blocklength, NULL, array_of_displacements, NULL,
-                            oldtype };
+                            oldtype, false };
     return pd_indexed_with_ints(&x, MPI_COMBINER_HINDEXED_BLOCK, &blocklength,
                                 1, NULL, 0, newtype);
 }
