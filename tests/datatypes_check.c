@@ -964,6 +964,62 @@ static void check_empty_struct(void)
     report(&v, "MPI_Type_create_struct with count 0 and NULL arrays");
 }
 
+/* MPI_Reduce_scatter on MPI_INT resized to 8 bytes (every other int):
+ * rank r keeps r + 1 items. What it writes is its own block, in its
+ * own layout; the gaps and everything past the block stay as they were
+ * -- in place too, where the whole vector goes in. */
+static void check_reduce_scatter_gaps(void)
+{
+    struct verdict v = {""};
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "MPI_Reduce_scatter on every other int");
+        return;
+    }
+    int n = world_size, total = n * (n + 1) / 2, mine = world_rank + 1;
+    int *counts = malloc((size_t)n * sizeof(int));
+    int *in = malloc((size_t)(2 * total) * sizeof(int)),
+        *out = malloc((size_t)(2 * total) * sizeof(int)),
+        *inpl = malloc((size_t)(2 * total) * sizeof(int));
+    for (int r = 0; r < n; r++)
+        counts[r] = r + 1;
+    MPI_Datatype half;
+    check_rc(&v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &half));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&half));
+    for (int i = 0; i < 2 * total; i++) {
+        in[i] = i % 2 == 0 ? 100 * world_rank + i / 2 : -5;
+        out[i] = -1;
+        inpl[i] = in[i];
+    }
+    check_rc(&v, "MPI_Reduce_scatter",
+             MPI_Reduce_scatter(in, out, counts, half, MPI_SUM,
+                                MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Reduce_scatter",
+             MPI_Reduce_scatter(MPI_IN_PLACE, inpl, counts, half, MPI_SUM,
+                                MPI_COMM_WORLD));
+    /* My block starts at item world_rank * (world_rank + 1) / 2 of the
+     * vector; item k of it sums 100 * r + that index over ranks r. */
+    int first = world_rank * (world_rank + 1) / 2;
+    for (int i = 0; i < 2 * total; i++) {
+        int item = i / 2;
+        bool kept = i % 2 == 0 && item < mine;
+        int sum = 100 * n * (n - 1) / 2 + n * (first + item);
+        int want = kept ? sum : -1, want_inpl = kept ? sum : in[i];
+        if (out[i] != want || inpl[i] != want_inpl) {
+            fail(&v, "int %d: %d and %d in place, expected %d and %d", i,
+                 out[i], inpl[i], want, want_inpl);
+            break;
+        }
+    }
+    report(&v, "MPI_Reduce_scatter on every other int, in place too: the "
+           "block kept, the gaps and the rest untouched");
+    MPI_Type_free(&half);
+    free(counts);
+    free(in);
+    free(out);
+    free(inpl);
+}
+
 /* A user op on a struct: it must see items in the struct's own layout. */
 struct pair_d {
     double x;
@@ -1260,6 +1316,7 @@ int main(int argc, char **argv)
     check_gather_columns();
     check_moves();
     check_reductions();
+    check_reduce_scatter_gaps();
     check_user_op();
     check_reduce_local_pieces();
     check_large_repeated();

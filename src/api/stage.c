@@ -130,10 +130,10 @@ static int pd_stage_send_side(struct pd_type_stage *st, const struct pd_coll *c,
         return pd_stage_range(st, buf, type, 0, c->count * pd_type_packed(type),
                               true, false);
     case PD_COLL_REDUCE_SCATTER:
-        pd_coll_block_span(c, size - 1, &from, &total);
-        return pd_stage_range(st, buf, type, 0,
-                              (from + total) * pd_type_packed(type), true,
-                              false);
+        /* The whole vector: every rank's block. */
+        pd_coll_block_span(c, rank, &from, &total);
+        return pd_stage_range(st, buf, type, 0, total * pd_type_packed(type),
+                              true, false);
     case PD_COLL_ALLGATHER:
     case PD_COLL_GATHERV:
         return pd_stage_range(st, buf, type, 0, c->count, true, false);
@@ -168,16 +168,15 @@ static int pd_stage_recv_side(struct pd_type_stage *st, const struct pd_coll *c,
         return pd_stage_range(st, buf, type, 0, c->count * packed, in_place,
                               true);
     case PD_COLL_REDUCE_SCATTER:
+        /* In place the whole vector goes in; only this rank's block, at
+         * the start of the buffer, comes back. */
         pd_coll_block_span(c, rank, &from, &total);
-        if (in_place) {
-            size_t last_from, last_total;
-            pd_coll_block_span(c, size - 1, &last_from, &last_total);
-            if (pd_stage_range(st, buf, type, 0,
-                               (last_from + last_total) * packed, true,
-                               false) != 0)
-                return -1;
-        }
-        return pd_stage_range(st, buf, type, 0, total * packed, false, true);
+        if (in_place &&
+            pd_stage_range(st, buf, type, 0, total * packed, true, false) != 0)
+            return -1;
+        return pd_stage_range(st, buf, type, 0,
+                              pd_coll_block_count(c, rank) * packed, false,
+                              true);
     case PD_COLL_BCAST:
         return pd_stage_range(st, buf, type, 0, c->count, rank == c->root,
                               rank != c->root);
