@@ -305,6 +305,68 @@ static void check_bcast_then_free(void)
                "others 20 ms late, 5 rounds");
 }
 
+/* A user op on pairs of ints: the first summed, the second the maximum. */
+static void sum_max(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    int *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        b[2 * i] += a[2 * i];
+        if (a[2 * i + 1] > b[2 * i + 1])
+            b[2 * i + 1] = a[2 * i + 1];
+    }
+}
+
+/* MPI lets a program free the op and the datatype of a nonblocking
+ * reduction before it completes; the call must still run with them.
+ * Ranks other than 0 start 20 ms late, so rank 0's call waits queued
+ * while its op and type are freed. */
+static void check_free_before_wait(void)
+{
+    struct verdict v = {""};
+    int rank = world_rank, n = world_size;
+    for (int round = 0; round < 3; round++) {
+        MPI_Datatype pair;
+        MPI_Op op;
+        check_rc(&v, "MPI_Type_contiguous",
+                 MPI_Type_contiguous(2, MPI_INT, &pair));
+        check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&pair));
+        check_rc(&v, "MPI_Op_create", MPI_Op_create(sum_max, 1, &op));
+        int in[8], out[8];
+        for (int i = 0; i < 4; i++) {
+            in[2 * i] = rank + i;
+            in[2 * i + 1] = 10 * rank + i;
+            out[2 * i] = out[2 * i + 1] = -1;
+        }
+        if (rank != 0)
+            usleep(20000);
+        MPI_Request r[2];
+        int red[8];
+        check_rc(&v, "MPI_Iallreduce",
+                 MPI_Iallreduce(in, out, 4, pair, op, MPI_COMM_WORLD, &r[0]));
+        check_rc(&v, "MPI_Ireduce",
+                 MPI_Ireduce(in, red, 4, pair, op, n - 1, MPI_COMM_WORLD,
+                             &r[1]));
+        check_rc(&v, "MPI_Op_free", MPI_Op_free(&op));
+        check_rc(&v, "MPI_Type_free", MPI_Type_free(&pair));
+        if (op != MPI_OP_NULL || pair != MPI_DATATYPE_NULL)
+            fail(&v, "the freed handles were not set to null");
+        check_rc(&v, "MPI_Waitall", MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < 4; i++) {
+            int sum = n * (n - 1) / 2 + n * i, most = 10 * (n - 1) + i;
+            if (out[2 * i] != sum || out[2 * i + 1] != most ||
+                (rank == n - 1 &&
+                 (red[2 * i] != sum || red[2 * i + 1] != most))) {
+                fail(&v, "round %d, pair %d: %d %d, expected %d %d", round, i,
+                     out[2 * i], out[2 * i + 1], sum, most);
+                break;
+            }
+        }
+    }
+    report(&v, "an iallreduce and an ireduce whose user op and datatype "
+               "are freed before the wait, 3 rounds");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -322,6 +384,7 @@ int main(int argc, char **argv)
     check_alltoallw();
     check_open_across_blocking();
     check_bcast_then_free();
+    check_free_before_wait();
     int status = finish();
     MPI_Finalize();
     return status;

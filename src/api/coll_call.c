@@ -96,6 +96,12 @@ int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
         req->state->type_stages = stage;
         req->state->coll = *c;
         req->state->collective = true;
+        /* The caller may free the type and the op before the call runs
+         * (MPI allows it): the request holds them. */
+        if (c->type != NULL)
+            pd_type_retain(c->type);
+        pd_op_retain(c->op);
+        req->state->coll_refs = true;
         if (pd_keep_arrays(req->state) != 0) {
             pd_request_complete(req->state);
             pd_request_release(&req);

@@ -24,6 +24,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
     snprintf(o->name, sizeof(o->name), "user op %p", (void *)user_fn);
     o->user_fn = user_fn;
     o->commutative = commute != 0;
+    o->refs = 1;
     *op = o;
     return MPI_SUCCESS;
 }
@@ -38,8 +39,9 @@ int PMPI_Op_free(MPI_Op *op)
         return pd_raise(NULL, call, MPI_ERR_OP,
                         "%s is predefined and cannot be freed", (*op)->name);
     pd_handle_forget(PD_HANDLE_OP, *op);
-    (*op)->magic = PD_MAGIC_FREED;
-    free(*op);
+    /* A nonblocking reduction still queued keeps it until it has run. */
+    (*op)->user_freed = true;
+    pd_op_release(*op);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

@@ -120,6 +120,11 @@ struct ompi_op_t {
     bool commutative;
     int f_index;                    /* its Fortran value + 1; 0: none yet
                                        (core/handles.h) */
+    /* A user op: MPI_Op_create's reference and one per queued call that
+     * will run it (atomic); MPI_Op_free lets go of the first and sets
+     * user_freed, the last one frees it. */
+    int refs;
+    bool user_freed;
 };
 
 /* A group: its members as ranks of MPI_COMM_WORLD, in group order. */

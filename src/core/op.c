@@ -8,7 +8,22 @@
 bool pd_op_is_valid(const struct ompi_op_t *op)
 {
     return op != NULL && op->magic == PD_MAGIC_OP && op->id > PD_OP_NULL &&
-           op->id <= PD_OP_USER;
+           op->id <= PD_OP_USER && !op->user_freed;
+}
+
+void pd_op_retain(struct ompi_op_t *op)
+{
+    if (op != NULL && op->id == PD_OP_USER)
+        __atomic_add_fetch(&op->refs, 1, __ATOMIC_RELAXED);
+}
+
+void pd_op_release(struct ompi_op_t *op)
+{
+    if (op == NULL || op->id != PD_OP_USER ||
+        __atomic_sub_fetch(&op->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    op->magic = PD_MAGIC_FREED;
+    free(op);
 }
 
 bool pd_op_is_predefined(const struct ompi_op_t *op)

@@ -27,6 +27,11 @@ struct pd_reduction {
 
 bool pd_op_is_valid(const struct ompi_op_t *op);
 bool pd_op_is_predefined(const struct ompi_op_t *op);
+/* A reference to a user op, for a call that runs it after the caller may
+ * have freed it (a nonblocking reduction); predefined ops are not
+ * counted. NULL is ignored. */
+void pd_op_retain(struct ompi_op_t *op);
+void pd_op_release(struct ompi_op_t *op);
 const char *pd_op_name(const struct ompi_op_t *op);
 
 /* Fill *r for (op, type). False when the MPI standard does not define op

@@ -158,6 +158,12 @@ static void pd_request_state_free(struct pd_request_state *st)
     pd_state_end(st);
     free(st->persistent_args);
     free(st->coll_arrays);
+    if (st->coll_refs) {
+        if (st->coll.type != NULL)
+            pd_type_release(st->coll.type);
+        pd_op_release(st->coll.op);
+        st->coll_refs = false;
+    }
     if (st->deferred_free != NULL)
         st->deferred_free(st->deferred_args);
     free(st->parts);

@@ -39,6 +39,8 @@ struct pd_request_state {
     struct pd_coll coll;            /* a nonblocking collective, or */
     struct pd_p2p_send *send;       /* a posted send to wait for */
     bool collective;                /* coll is the request's call */
+    bool coll_refs;                 /* ... holding coll.type and coll.op
+                                       until the request is freed */
     int *coll_arrays;               /* coll's count and displacement
                                        arrays, copied (api/coll_call.c) */
     bool receive;                   /* an MPI_Irecv (MPI_Cancel takes it
