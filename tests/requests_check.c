@@ -142,6 +142,83 @@ static int generalized(void)
     return bad;
 }
 
+/* What a status says (MPI 3.2.5, 3.7.3): a receive's source, tag and
+ * count from MPI_Request_get_status before the request is finished; the
+ * MPI_ERROR field left as the caller set it by every call that
+ * completes one request or probes (MPI_Recv, MPI_Wait, MPI_Test,
+ * MPI_Probe, MPI_Mprobe, MPI_Mrecv, MPI_PROC_NULL's status too), and
+ * set by MPI_Waitall. Each rank receives from its left neighbour.
+ * Returns the number of things that went wrong. */
+static int status_fields(void)
+{
+    int bad = 0, flag = 0, count = -1;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int out[3] = { rank, 2 * rank, 3 * rank }, in[3];
+    MPI_Request sreq, rreq;
+    MPI_Status st;
+    for (int round = 0; round < 5; round++) {
+        MPI_Isend(out, 3, MPI_INT, right, 40 + round, MPI_COMM_WORLD, &sreq);
+        st.MPI_ERROR = MPI_ERR_DIMS;
+        st.MPI_SOURCE = st.MPI_TAG = -7;
+        switch (round) {
+        case 0:     /* MPI_Irecv, MPI_Request_get_status, MPI_Wait */
+            MPI_Irecv(in, 3, MPI_INT, left, 40, MPI_COMM_WORLD, &rreq);
+            do
+                MPI_Request_get_status(rreq, &flag, &st);
+            while (!flag);
+            MPI_Get_count(&st, MPI_INT, &count);
+            bad += st.MPI_SOURCE != left || st.MPI_TAG != 40 || count != 3 ||
+                   st.MPI_ERROR != MPI_ERR_DIMS || rreq == MPI_REQUEST_NULL;
+            st.MPI_ERROR = MPI_ERR_TOPOLOGY;
+            MPI_Wait(&rreq, &st);
+            bad += st.MPI_ERROR != MPI_ERR_TOPOLOGY || st.MPI_TAG != 40;
+            break;
+        case 1:     /* MPI_Recv */
+            MPI_Recv(in, 3, MPI_INT, left, 41, MPI_COMM_WORLD, &st);
+            bad += st.MPI_ERROR != MPI_ERR_DIMS || st.MPI_SOURCE != left;
+            break;
+        case 2:     /* MPI_Probe, then MPI_Irecv and MPI_Test */
+            MPI_Probe(left, 42, MPI_COMM_WORLD, &st);
+            bad += st.MPI_ERROR != MPI_ERR_DIMS || st.MPI_TAG != 42;
+            MPI_Irecv(in, 3, MPI_INT, left, 42, MPI_COMM_WORLD, &rreq);
+            st.MPI_ERROR = MPI_ERR_TOPOLOGY;
+            do
+                MPI_Test(&rreq, &flag, &st);
+            while (!flag);
+            bad += st.MPI_ERROR != MPI_ERR_TOPOLOGY || st.MPI_SOURCE != left;
+            break;
+        case 3: {   /* MPI_Mprobe and MPI_Mrecv */
+            MPI_Message msg;
+            MPI_Mprobe(left, 43, MPI_COMM_WORLD, &msg, &st);
+            bad += st.MPI_ERROR != MPI_ERR_DIMS || st.MPI_TAG != 43;
+            st.MPI_ERROR = MPI_ERR_TOPOLOGY;
+            MPI_Mrecv(in, 3, MPI_INT, &msg, &st);
+            bad += st.MPI_ERROR != MPI_ERR_TOPOLOGY || st.MPI_TAG != 43;
+            break;
+        }
+        default: {  /* MPI_Waitall sets it; MPI_PROC_NULL leaves it */
+            MPI_Status two[2];
+            MPI_Request r[2];
+            MPI_Irecv(in, 3, MPI_INT, left, 44, MPI_COMM_WORLD, &r[0]);
+            MPI_Irecv(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD,
+                      &r[1]);
+            two[0].MPI_ERROR = two[1].MPI_ERROR = MPI_ERR_DIMS;
+            MPI_Waitall(2, r, two);
+            bad += two[0].MPI_ERROR != MPI_SUCCESS ||
+                   two[1].MPI_ERROR != MPI_SUCCESS ||
+                   two[1].MPI_SOURCE != MPI_PROC_NULL;
+            MPI_Recv(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
+            bad += st.MPI_ERROR != MPI_ERR_DIMS ||
+                   st.MPI_SOURCE != MPI_PROC_NULL || st.MPI_TAG != MPI_ANY_TAG;
+            break;
+        }
+        }
+        bad += in[0] != left || in[1] != 2 * left || in[2] != 3 * left;
+        MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -155,6 +232,9 @@ int main(int argc, char **argv)
     void *p = NULL;
     int rc = MPI_Alloc_mem(-1, MPI_INFO_NULL, &p);
     report(rc == MPI_SUCCESS, "MPI_Alloc_mem of a negative size fails");
+    report(status_fields(), "statuses: MPI_Request_get_status gives a "
+           "receive's source, tag and count; MPI_ERROR is the caller's but "
+           "in MPI_Waitall");
     report(generalized(), "generalized requests: MPI_Grequest_complete "
            "completes them, the status is the query callback's, free and "
            "cancel callbacks run once");

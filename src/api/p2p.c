@@ -35,7 +35,7 @@ static void pd_status_proc_null(MPI_Status *status)
         return;
     status->MPI_SOURCE = MPI_PROC_NULL;
     status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
+    /* MPI_ERROR stays the caller's (MPI 3.2.5). */
     status->_cancelled = 0;
     status->_ucount = 0;
 }

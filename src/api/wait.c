@@ -30,6 +30,18 @@ static int pd_finish(const char *call, MPI_Request *request, MPI_Status *status)
     return pd_raise(comm, call, rc, "%s: %s", started_by, fail.msg);
 }
 
+/* pd_finish in a call that completes several requests at once: there,
+ * and only there, each status's MPI_ERROR says how its request ended
+ * (MPI 3.2.5; single completions leave the field alone). */
+static int pd_finish_of_many(const char *call, MPI_Request *request,
+                             MPI_Status *status)
+{
+    int rc = pd_finish(call, request, status);
+    if (status != MPI_STATUS_IGNORE)
+        status->MPI_ERROR = rc;
+    return rc;
+}
+
 /* A caller polling with MPI_Test & co. spins; giving up the core lets
  * the progress threads that complete its requests run, which matters
  * whenever there are more threads than cores. */
@@ -79,7 +91,7 @@ int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
             continue;
         }
         pd_request_wait_done(requests[i]);
-        if (pd_finish(call, &requests[i], status) != MPI_SUCCESS)
+        if (pd_finish_of_many(call, &requests[i], status) != MPI_SUCCESS)
             result = MPI_ERR_IN_STATUS;
     }
     return result;
@@ -206,7 +218,7 @@ static int pd_complete_done(const char *call, int incount,
                                  : &statuses[*outcount];
         indices[*outcount] = i;
         (*outcount)++;
-        if (pd_finish(call, &requests[i], status) != MPI_SUCCESS)
+        if (pd_finish_of_many(call, &requests[i], status) != MPI_SUCCESS)
             result = MPI_ERR_IN_STATUS;
     }
     if (!*any_active)
@@ -286,7 +298,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             return pd_raise(NULL, call, rc, "the query callback of the "
                             "generalized request returned %d", rc);
     } else if (*flag) {
-        pd_status_set_empty(status, st->fail.errclass);
+        pd_request_status(request, status);
     } else {
         pd_not_done_yet();
     }

@@ -28,7 +28,7 @@ static void pd_status_for(MPI_Status *status, int src, int tag, size_t bytes)
 {
     status->MPI_SOURCE = src;
     status->MPI_TAG = tag >= 0 ? tag & ~PD_TAG_SYNC : tag;
-    status->MPI_ERROR = MPI_SUCCESS;
+    /* MPI_ERROR is the caller's (a probe's) to keep. */
     status->_cancelled = 0;
     status->_ucount = bytes;
 }

@@ -79,21 +79,38 @@ static void pd_state_end(struct pd_request_state *st)
     pthread_mutex_destroy(&st->lock);
 }
 
-/* The outcome of a finished request: its failure into *fail, its status
- * (receives) into *status; the error class. */
-static int pd_state_outcome(const struct pd_request_state *st,
-                            MPI_Status *status, struct pd_fail *fail)
+/* A finished request's status (receives: source, tag, count) into
+ * *status. Its MPI_ERROR stays as the caller had it: MPI sets that
+ * field only in the calls that complete several requests at once
+ * (MPI 3.2.5), which set it themselves. */
+static void pd_state_status(const struct pd_request_state *st,
+                            MPI_Status *status)
 {
-    int errclass = st->fail.errclass;
-    pd_fail_copy(fail, &st->fail);
-    pd_status_set_empty(status, errclass);
-    if (st->has_status && !st->sync_send && status != MPI_STATUS_IGNORE) {
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    int kept = status->MPI_ERROR;
+    pd_status_set_empty(status, kept);
+    if (st->has_status && !st->sync_send) {
         *status = st->status;
-        status->MPI_ERROR = errclass;
+        status->MPI_ERROR = kept;
         if (status->MPI_SOURCE >= 0)
             status->MPI_SOURCE -= st->source_shift;
     }
-    return errclass;
+}
+
+/* The outcome of a finished request: its failure into *fail, its status
+ * into *status; the error class. */
+static int pd_state_outcome(const struct pd_request_state *st,
+                            MPI_Status *status, struct pd_fail *fail)
+{
+    pd_fail_copy(fail, &st->fail);
+    pd_state_status(st, status);
+    return st->fail.errclass;
+}
+
+void pd_request_status(const struct ompi_request_t *req, MPI_Status *status)
+{
+    pd_state_status(req->state, status);
 }
 
 static void pd_state_give(struct pd_request_state *st)

@@ -166,6 +166,9 @@ void pd_request_set_progress(const struct pd_request_progress *progress);
 uint32_t pd_request_poll(void);
 /* A waiting loop's pause: idle on bell, or a 20 us sleep. */
 void pd_request_pause(uint32_t bell, int64_t waited_ns);
+/* A done request's status (source, tag, count; MPI_ERROR as it was) into
+ * *status, the request left as it is (MPI_Request_get_status). */
+void pd_request_status(const struct ompi_request_t *req, MPI_Status *status);
 /* A done request's outcome into *status (if not MPI_STATUS_IGNORE); the
  * request is released and *handle becomes MPI_REQUEST_NULL. Returns the
  * outcome's error class; *fail holds the message. */
