@@ -562,7 +562,42 @@ static void check_p2p_signature(void)
             fail(&v, "received int %d at %d: %d", i, where[i], got[where[i]]);
     if (got[14] != -1 || got[2] != -1 || got[12] != -1)
         fail(&v, "a gap or an unfilled element was written");
-    report(&v, "vector against plain MPI_INT both ways, and a short message");
+    /* A struct {int; char[256]} item received in part: an int and five
+     * chars are six elements, and a count of no whole item; two such
+     * items and an int of a third, 1 + 256 + 1 + 256 + 1 elements. */
+    int bl[2] = { 1, 256 };
+    MPI_Aint d[2] = { 0, sizeof(int) };
+    MPI_Datatype tt[2] = { MPI_INT, MPI_CHAR }, rec;
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(2, bl, d, tt, &rec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&rec));
+    /* Sent: {int, 5 chars}; and {int, 256 chars, int, 256 chars, int}. */
+    int bl5[5] = { 1, 256, 1, 256, 1 }, blocks[2] = { 2, 5 };
+    MPI_Aint d5[5] = { 0, 4, 260, 264, 520 };
+    MPI_Datatype t5[5] = { MPI_INT, MPI_CHAR, MPI_INT, MPI_CHAR, MPI_INT };
+    static const int want_elements[2] = { 6, 2 * 257 + 1 };
+    for (int k = 0; k < 2; k++) {
+        char out[3 * 260] = { 0 }, in[3 * 260];
+        MPI_Datatype sent;
+        bl5[1] = k == 0 ? 5 : 256;
+        check_rc(&v, "MPI_Type_create_struct",
+                 MPI_Type_create_struct(blocks[k], bl5, d5, t5, &sent));
+        check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&sent));
+        check_rc(&v, "MPI_Sendrecv",
+                 MPI_Sendrecv(out, 1, sent, right, 5, in, 3, rec, left, 5,
+                              MPI_COMM_WORLD, &st));
+        n = e = -2;
+        MPI_Get_count(&st, rec, &n);
+        MPI_Get_elements(&st, rec, &e);
+        if (n != MPI_UNDEFINED || e != want_elements[k])
+            fail(&v, "struct received in part (%d): MPI_Get_count %d "
+                 "(expected MPI_UNDEFINED), MPI_Get_elements %d (expected "
+                 "%d)", k, n, e, want_elements[k]);
+        MPI_Type_free(&sent);
+    }
+    MPI_Type_free(&rec);
+    report(&v, "vector against plain MPI_INT both ways, a short message, "
+           "and MPI_Get_elements of a struct received in part");
 }
 
 /* Absolute addresses: a struct of two separate variables, sent and

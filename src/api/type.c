@@ -225,8 +225,8 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 }
 
 /* Predefined elements in a status's bytes of datatype: whole items'
- * elements, and those of a last partial item where its elements are all
- * one predefined type (else MPI_UNDEFINED). */
+ * elements, and those of a last partial item (MPI_UNDEFINED when the
+ * bytes end inside an element). */
 static int pd_elements(const char *call, const MPI_Status *status,
                        MPI_Datatype type, bool set, MPI_Count *elements)
 {
@@ -235,23 +235,9 @@ static int pd_elements(const char *call, const MPI_Status *status,
     if (status == NULL || !set)
         return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
                         status == NULL ? "status" : "count");
-    size_t packed = pd_type_packed(type), bytes = status->_ucount;
-    if (packed == 0) {
-        *elements = 0;
-        return MPI_SUCCESS;
-    }
-    size_t whole = bytes / packed, rest = bytes % packed;
-    size_t n = whole * type->base_count;
-    if (rest != 0) {
-        size_t each = type->base_id == PD_BASE_MIXED
-                          ? 0 : packed / type->base_count;
-        if (each == 0 || rest % each != 0) {
-            *elements = MPI_UNDEFINED;
-            return MPI_SUCCESS;
-        }
-        n += rest / each;
-    }
-    *elements = (MPI_Count)n;
+    size_t n = 0;
+    *elements = pd_type_elements_in(type, status->_ucount, &n)
+                    ? (MPI_Count)n : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 

@@ -191,6 +191,41 @@ int pd_type_set_contents(struct ompi_datatype_t *type, int combiner, int ni,
     return 0;
 }
 
+bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
+                         size_t *elements)
+{
+    size_t packed = type->packed;
+    if (packed == 0)
+        return bytes == 0;
+    size_t whole = bytes / packed, rest = bytes % packed;
+    *elements += whole * type->base_count;
+    if (rest == 0)
+        return true;
+    if (type->base_id != PD_BASE_MIXED) {
+        /* One kind of element, all the same size. */
+        size_t each = packed / type->base_count;
+        *elements += rest / each;
+        return rest % each == 0;
+    }
+    /* Mixed elements come from a struct, or from copies of one in the
+     * stream order its constructor gives: the partial item's blocks in
+     * turn, whole ones counted, the one the bytes end in taken apart. */
+    const struct pd_type_contents *c = type->contents;
+    if (c == NULL || c->nd == 0)
+        return false;
+    if (c->combiner != MPI_COMBINER_STRUCT)
+        return pd_type_elements_in(c->types[0], rest, elements);
+    for (int i = 0; i < c->nd && rest > 0; i++) {
+        const struct ompi_datatype_t *t = c->types[i];
+        size_t block = (size_t)c->ints[1 + i] * t->packed;
+        size_t take = block < rest ? block : rest;
+        if (!pd_type_elements_in(t, take, elements))
+            return false;
+        rest -= take;
+    }
+    return rest == 0;
+}
+
 int pd_type_combiner(const struct ompi_datatype_t *type)
 {
     return type->contents != NULL ? type->contents->combiner

@@ -113,6 +113,12 @@ void pd_type_release(struct ompi_datatype_t *type);
 void *pd_type_alloc_items(const struct ompi_datatype_t *type, size_t n,
                           char **items);
 
+/* Adds to *elements the predefined elements in the first bytes of the
+ * packed form of items of type (MPI_Get_elements); false when those
+ * bytes end inside an element. */
+bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
+                         size_t *elements);
+
 /* Bytes [from, from + n) of the packed form of items of type at buf
  * (core/typemap.h's engine), out to stream or back from it. */
 void pd_type_pack(const struct ompi_datatype_t *type, const void *buf,
