@@ -996,7 +996,27 @@ static void check_empty_struct(void)
     } else {
         fail(&v, "no type was made");
     }
-    report(&v, "MPI_Type_create_struct with count 0 and NULL arrays");
+    /* An hindexed type of empty blocks is empty too: a NULL buffer of
+     * it moves nothing and is no error. */
+    int zeros[3] = { 0, 0, 0 };
+    MPI_Aint zd[3] = { 0, 4, 16 };
+    MPI_Datatype empty;
+    check_rc(&v, "MPI_Type_create_hindexed",
+             MPI_Type_create_hindexed(3, zeros, zd, MPI_INT, &empty));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&empty));
+    MPI_Request r;
+    MPI_Status st;
+    int got = -1;
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(NULL, 2, empty, 0, 9, MPI_COMM_SELF,
+                                        &r));
+    check_rc(&v, "MPI_Send", MPI_Send(NULL, 1, empty, 0, 9, MPI_COMM_SELF));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&r, &st));
+    MPI_Get_count(&st, MPI_INT, &got);
+    if (got != 0)
+        fail(&v, "an empty message counted %d ints", got);
+    MPI_Type_free(&empty);
+    report(&v, "MPI_Type_create_struct with count 0 and NULL arrays, and "
+           "an hindexed type of empty blocks sent from and to NULL");
 }
 
 /* MPI_Reduce_scatter on MPI_INT resized to 8 bytes (every other int):

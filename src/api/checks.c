@@ -55,7 +55,7 @@ int pd_check_buffer(MPI_Comm comm, const char *call, const void *buf,
                         "%s may not be MPI_IN_PLACE here", what);
     /* MPI_BOTTOM is NULL too: it may come only with a type whose
      * displacements are addresses, which a contiguous one never is. */
-    if (buf == NULL && count > 0 && type->contiguous)
+    if (buf == NULL && count > 0 && type->contiguous && type->size > 0)
         return pd_raise(comm, call, MPI_ERR_BUFFER,
                         "%s is NULL but count is %d (MPI_BOTTOM, which is "
                         "NULL, takes only a datatype of absolute addresses, "

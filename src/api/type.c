@@ -63,7 +63,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     if (type_name == NULL || resultlen == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
                         type_name == NULL ? "type_name" : "resultlen");
-    snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", pd_type_name(datatype));
+    snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", datatype->name);
     *resultlen = (int)strlen(type_name);
     return MPI_SUCCESS;
 }

@@ -83,7 +83,7 @@ size_t pd_type_packed(const struct ompi_datatype_t *type)
 
 const char *pd_type_name(const struct ompi_datatype_t *type)
 {
-    return type->name;
+    return type->name[0] != '\0' ? type->name : "an unnamed derived datatype";
 }
 
 /*

@@ -56,6 +56,8 @@ ptrdiff_t pd_type_extent(const struct ompi_datatype_t *type);
 /* The bytes from the lowest to the highest byte that n items touch. */
 size_t pd_type_span(const struct ompi_datatype_t *type, size_t n);
 size_t pd_type_size(const struct ompi_datatype_t *type);
+/* The name messages give a type: its name, or "an unnamed derived
+ * datatype" (MPI_Type_get_name reads the name itself). */
 const char *pd_type_name(const struct ompi_datatype_t *type);
 bool pd_type_is_predefined(const struct ompi_datatype_t *type);
 
