@@ -596,8 +596,30 @@ static void check_p2p_signature(void)
         MPI_Type_free(&sent);
     }
     MPI_Type_free(&rec);
+    /* MPI_Status_set_elements counts the same way back: 4, 6 and 2
+     * elements of struct {char; int; double; short}. */
+    int b4[4] = { 1, 1, 1, 1 };
+    MPI_Aint d4[4] = { 0, 8, 16, 24 };
+    MPI_Datatype t4[4] = { MPI_CHAR, MPI_INT, MPI_DOUBLE, MPI_SHORT }, mix;
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(4, b4, d4, t4, &mix));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&mix));
+    static const int set[3] = { 4, 6, 2 }, counts[3] = { 1, MPI_UNDEFINED,
+                                                        MPI_UNDEFINED };
+    for (int k = 0; k < 3; k++) {
+        check_rc(&v, "MPI_Status_set_elements",
+                 MPI_Status_set_elements(&st, mix, set[k]));
+        n = e = -2;
+        MPI_Get_count(&st, mix, &n);
+        MPI_Get_elements(&st, mix, &e);
+        if (n != counts[k] || e != set[k])
+            fail(&v, "MPI_Status_set_elements %d: count %d, elements %d",
+                 set[k], n, e);
+    }
+    MPI_Type_free(&mix);
     report(&v, "vector against plain MPI_INT both ways, a short message, "
-           "and MPI_Get_elements of a struct received in part");
+           "and MPI_Get_elements and MPI_Status_set_elements of structs in "
+           "part");
 }
 
 /* Absolute addresses: a struct of two separate variables, sent and

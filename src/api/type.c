@@ -271,9 +271,7 @@ static int pd_set_elements(const char *call, MPI_Status *status,
     if (count < 0)
         return pd_raise(NULL, call, MPI_ERR_COUNT, "count is negative (%lld)",
                         (long long)count);
-    size_t per = type->base_count ? pd_type_packed(type) / type->base_count
-                                  : 0;
-    status->_ucount = (size_t)count * per;
+    status->_ucount = pd_type_bytes_of_elements(type, (size_t)count);
     return MPI_SUCCESS;
 }
 

@@ -226,6 +226,35 @@ bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
     return rest == 0;
 }
 
+size_t pd_type_bytes_of_elements(const struct ompi_datatype_t *type,
+                                 size_t elements)
+{
+    if (type->base_count == 0)
+        return 0;
+    size_t whole = elements / type->base_count,
+           rest = elements % type->base_count;
+    size_t bytes = whole * type->packed;
+    if (rest == 0)
+        return bytes;
+    if (type->base_id != PD_BASE_MIXED)
+        return bytes + rest * (type->packed / type->base_count);
+    /* The partial item's first rest elements, as pd_type_elements_in
+     * walks them. */
+    const struct pd_type_contents *c = type->contents;
+    if (c == NULL || c->nd == 0)
+        return bytes;
+    if (c->combiner != MPI_COMBINER_STRUCT)
+        return bytes + pd_type_bytes_of_elements(c->types[0], rest);
+    for (int i = 0; i < c->nd && rest > 0; i++) {
+        const struct ompi_datatype_t *t = c->types[i];
+        size_t block = (size_t)c->ints[1 + i] * t->base_count;
+        size_t take = block < rest ? block : rest;
+        bytes += pd_type_bytes_of_elements(t, take);
+        rest -= take;
+    }
+    return bytes;
+}
+
 int pd_type_combiner(const struct ompi_datatype_t *type)
 {
     return type->contents != NULL ? type->contents->combiner

@@ -121,6 +121,11 @@ void *pd_type_alloc_items(const struct ompi_datatype_t *type, size_t n,
 bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
                          size_t *elements);
 
+/* The packed bytes the first `elements` predefined elements of items of
+ * type take (MPI_Status_set_elements): the inverse of the above. */
+size_t pd_type_bytes_of_elements(const struct ompi_datatype_t *type,
+                                 size_t elements);
+
 /* Bytes [from, from + n) of the packed form of items of type at buf
  * (core/typemap.h's engine), out to stream or back from it. */
 void pd_type_pack(const struct ompi_datatype_t *type, const void *buf,
