@@ -1113,17 +1113,24 @@ static void pair_add(void *in, void *inout, int *len, MPI_Datatype *type)
     }
 }
 
+/* struct pair_d as a datatype, and pair_add as an op on it. */
+static void pair_type_and_op(struct verdict *v, MPI_Datatype *t, MPI_Op *op)
+{
+    int bl[2] = { 1, 1 };
+    MPI_Aint d[2] = { offsetof(struct pair_d, x), offsetof(struct pair_d, n) };
+    MPI_Datatype tt[2] = { MPI_DOUBLE, MPI_INT };
+    check_rc(v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(2, bl, d, tt, t));
+    check_rc(v, "MPI_Type_commit", MPI_Type_commit(t));
+    check_rc(v, "MPI_Op_create", MPI_Op_create(pair_add, 1, op));
+}
+
 static void check_user_op(void)
 {
     struct verdict v = {""};
-    int bl[2] = { 1, 1 };
-    MPI_Aint d[2] = { offsetof(struct pair_d, x), offsetof(struct pair_d, n) };
-    MPI_Datatype tt[2] = { MPI_DOUBLE, MPI_INT }, t;
+    MPI_Datatype t;
     MPI_Op op;
-    check_rc(&v, "MPI_Type_create_struct",
-             MPI_Type_create_struct(2, bl, d, tt, &t));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&t));
-    check_rc(&v, "MPI_Op_create", MPI_Op_create(pair_add, 1, &op));
+    pair_type_and_op(&v, &t, &op);
     struct pair_d in[3], out[3];
     for (int i = 0; i < 3; i++) {
         in[i].x = world_rank + i;
@@ -1201,14 +1208,9 @@ static void check_reduce_local_pieces(void)
     }
     /* A user op on {double; int} (12 packed bytes, 16 apart), 10000
      * items. */
-    int bl[2] = { 1, 1 };
-    MPI_Aint d[2] = { offsetof(struct pair_d, x), offsetof(struct pair_d, n) };
-    MPI_Datatype tt[2] = { MPI_DOUBLE, MPI_INT }, t;
+    MPI_Datatype t;
     MPI_Op op;
-    check_rc(&v, "MPI_Type_create_struct",
-             MPI_Type_create_struct(2, bl, d, tt, &t));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&t));
-    check_rc(&v, "MPI_Op_create", MPI_Op_create(pair_add, 1, &op));
+    pair_type_and_op(&v, &t, &op);
     enum { PAIRS = 10000 };
     struct pair_d *pin = malloc(PAIRS * sizeof(*pin)),
                   *pio = malloc(PAIRS * sizeof(*pio));

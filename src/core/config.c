@@ -198,30 +198,30 @@ PD_LOADER(pd_load_p2p_sockets)
     return pd_load_switch(name, v, &c->p2p_sockets, err, errlen);
 }
 
-PD_LOADER(pd_load_shm_stream)
+/* A number of bytes in [0, max] into *out. */
+static int pd_load_bytes(const char *name, const char *v, size_t max,
+                         size_t *out, char *err, size_t errlen)
 {
-    (void)name;
-    long stream;
-    if (pd_parse_long(v, 0, (long)PD_MAX_SHM_CHUNK, &stream) != 0) {
-        snprintf(err, errlen, "PDMPI_SHM_STREAM=%s is not a number of bytes "
-                 "in [0, %zu]", v, PD_MAX_SHM_CHUNK);
+    long bytes;
+    if (pd_parse_long(v, 0, (long)max, &bytes) != 0) {
+        snprintf(err, errlen, "%s=%s is not a number of bytes in [0, %zu]",
+                 name, v, max);
         return -1;
     }
-    c->shm_stream = (size_t)stream;
+    *out = (size_t)bytes;
     return 0;
+}
+
+PD_LOADER(pd_load_shm_stream)
+{
+    return pd_load_bytes(name, v, PD_MAX_SHM_CHUNK, &c->shm_stream, err,
+                         errlen);
 }
 
 PD_LOADER(pd_load_scratch_keep)
 {
-    (void)name;
-    long keep;
-    if (pd_parse_long(v, 0, (long)PD_MAX_SCRATCH_KEEP, &keep) != 0) {
-        snprintf(err, errlen, "PDMPI_SCRATCH_KEEP=%s is not a number of "
-                 "bytes in [0, %zu]", v, PD_MAX_SCRATCH_KEEP);
-        return -1;
-    }
-    c->scratch_keep = (size_t)keep;
-    return 0;
+    return pd_load_bytes(name, v, PD_MAX_SCRATCH_KEEP, &c->scratch_keep, err,
+                         errlen);
 }
 
 /* The variables naming device libraries (the backend table's). */
