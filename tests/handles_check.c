@@ -210,7 +210,18 @@ static void check_user_errors(void)
     if (handler_calls != 1 || handler_code != code)
         fail(&v, "MPI_Comm_call_errhandler: handler called %d times with %d",
              handler_calls, handler_code);
-    report(&v, "MPI_Add_error_class/code/string, and "
+    /* A new code of one of MPI's classes; a number that is no class is
+     * refused. */
+    int argcode = -1, argcls = -1, nocode = -1;
+    check_rc(&v, "MPI_Add_error_code",
+             MPI_Add_error_code(MPI_ERR_ARG, &argcode));
+    check_rc(&v, "MPI_Error_class", MPI_Error_class(argcode, &argcls));
+    if (argcode <= MPI_ERR_LASTCODE || argcls != MPI_ERR_ARG)
+        fail(&v, "a code of MPI_ERR_ARG: %d, of class %d", argcode, argcls);
+    if (error_class(MPI_Add_error_code(code, &nocode)) != MPI_ERR_ARG)
+        fail(&v, "MPI_Add_error_code of code %d, not a class, was not "
+             "refused", code);
+    report(&v, "MPI_Add_error_class/code/string, a code of MPI_ERR_ARG, and "
            "MPI_Comm_call_errhandler with the new code");
     MPI_Comm_free(&dup);
 }

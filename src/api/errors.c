@@ -56,9 +56,14 @@ int PMPI_Add_error_code(int errorclass, int *errorcode)
     PD_CHECK(pd_check_active(call));
     if (errorcode == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "errorcode is NULL");
-    if (!pd_error_is_user_class(errorclass))
-        return pd_raise(NULL, call, MPI_ERR_ARG, "%d is not a class added by "
-                        "MPI_Add_error_class", errorclass);
+    /* A class of MPI's own or one MPI_Add_error_class made. */
+    bool predefined = errorclass > MPI_SUCCESS &&
+                      errorclass <= MPI_ERR_LASTCODE &&
+                      pd_error_class_is_valid(errorclass);
+    if (!predefined && !pd_error_is_user_class(errorclass))
+        return pd_raise(NULL, call, MPI_ERR_ARG, "%d is not an error class "
+                        "(neither MPI's nor one MPI_Add_error_class made)",
+                        errorclass);
     if ((*errorcode = pd_error_add(errorclass)) < 0)
         return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
     return MPI_SUCCESS;
