@@ -746,6 +746,20 @@ static void expect_calls(struct verdict *v, int copies, int deletes,
              (long)last_deleted, copies, deletes, (long)deleted);
 }
 
+/* Keyvals whose attributes delete_neighbours deletes with its own. */
+static int neighbour[2];
+
+static int delete_neighbours(MPI_Comm comm, int keyval, void *attribute_val,
+                             void *extra_state)
+{
+    (void)keyval;
+    (void)attribute_val;
+    (void)extra_state;
+    MPI_Comm_delete_attr(comm, neighbour[0]);
+    MPI_Comm_delete_attr(comm, neighbour[1]);
+    return MPI_SUCCESS;
+}
+
 static void check_attributes(void)
 {
     struct verdict v = {""};
@@ -830,6 +844,43 @@ static void check_attributes(void)
     MPI_Comm_free_keyval(&kworld);
     report(&v, "MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, attributes on "
            "world");
+
+    /* A delete callback that deletes the attributes set before and
+     * after its own, and one that replaces its own value's attribute. */
+    v.detail[0] = '\0';
+    check_rc(&v, "MPI_Comm_create_keyval",
+             MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                    MPI_COMM_NULL_DELETE_FN, &neighbour[0],
+                                    NULL));
+    check_rc(&v, "MPI_Comm_create_keyval",
+             MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_neighbours,
+                                    &key, NULL));
+    check_rc(&v, "MPI_Comm_create_keyval",
+             MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                    MPI_COMM_NULL_DELETE_FN, &neighbour[1],
+                                    NULL));
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &a));
+    for (int round = 0; round < 2; round++) {
+        check_rc(&v, "MPI_Comm_set_attr",
+                 MPI_Comm_set_attr(a, neighbour[0], (void *)1));
+        check_rc(&v, "MPI_Comm_set_attr", MPI_Comm_set_attr(a, key, (void *)2));
+        check_rc(&v, "MPI_Comm_set_attr",
+                 MPI_Comm_set_attr(a, neighbour[1], (void *)3));
+        /* Deleting, then replacing: the callback runs on the old value
+         * both times and takes its neighbours with it. */
+        check_rc(&v, round == 0 ? "MPI_Comm_delete_attr" : "MPI_Comm_set_attr",
+                 round == 0 ? MPI_Comm_delete_attr(a, key)
+                            : MPI_Comm_set_attr(a, key, (void *)4));
+        expect_attr(&v, a, neighbour[0], false, 0, "the first neighbour");
+        expect_attr(&v, a, neighbour[1], false, 0, "the second neighbour");
+        expect_attr(&v, a, key, round == 1, 4, "the attribute itself");
+    }
+    MPI_Comm_free(&a);
+    MPI_Comm_free_keyval(&key);
+    MPI_Comm_free_keyval(&neighbour[0]);
+    MPI_Comm_free_keyval(&neighbour[1]);
+    report(&v, "a delete callback that deletes the attributes beside its "
+           "own, on delete and on replace");
 
     v.detail[0] = '\0';
     void *value = NULL;

@@ -138,14 +138,20 @@ static int pd_run_delete(enum pd_attr_kind kind, void *handle, int keyval,
 int pd_attr_set(enum pd_attr_kind kind, void *handle, int keyval,
                 void *value, struct pd_fail *fail)
 {
-    struct pd_attr **p = pd_attr_find(pd_attr_list(kind, handle), keyval);
+    struct pd_attr **list = pd_attr_list(kind, handle);
+    struct pd_attr **p = pd_attr_find(list, keyval);
     if (*p != NULL) {
-        /* Replacing a value deletes the old one first. */
+        /* Replacing a value deletes the old one first. The callback may
+         * set or delete attributes of this handle, this one included:
+         * look again after it. */
         int rc = pd_run_delete(kind, handle, keyval, (*p)->value, fail);
         if (rc != MPI_SUCCESS)
             return rc;
-        (*p)->value = value;
-        return MPI_SUCCESS;
+        p = pd_attr_find(list, keyval);
+        if (*p != NULL) {
+            (*p)->value = value;
+            return MPI_SUCCESS;
+        }
     }
     struct pd_attr *a = malloc(sizeof(*a));
     if (a == NULL) {
@@ -200,19 +206,26 @@ void pd_attr_get(enum pd_attr_kind kind, void *handle, int keyval,
 int pd_attr_delete(enum pd_attr_kind kind, void *handle, int keyval,
                    struct pd_fail *fail)
 {
-    struct pd_attr **p = pd_attr_find(pd_attr_list(kind, handle), keyval);
+    struct pd_attr **list = pd_attr_list(kind, handle);
+    struct pd_attr **p = pd_attr_find(list, keyval);
     if (*p == NULL) {
         pd_fail_set(fail, MPI_ERR_KEYVAL, "keyval %d has no attribute on "
                     "this %s", keyval,
                     kind == PD_ATTR_TYPE ? "datatype" : "communicator");
         return fail->errclass;
     }
+    /* The attribute stays while its callback runs (a failing callback
+     * keeps it), and the callback may delete others of this handle, the
+     * one before it in the list too: find it again after. */
     int rc = pd_run_delete(kind, handle, keyval, (*p)->value, fail);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct pd_attr *a = *p;
-    *p = a->next;
-    free(a);
+    p = pd_attr_find(list, keyval);
+    if (*p != NULL) {
+        struct pd_attr *a = *p;
+        *p = a->next;
+        free(a);
+    }
     return MPI_SUCCESS;
 }
 
