@@ -28,8 +28,19 @@ static void *pd_scratch_data(struct pd_scratch_head *h)
     return h + 1;
 }
 
+/* The kept buffer at *at, taken off the list (lock held). */
+static struct pd_scratch_head *pd_scratch_unlink(struct pd_scratch_head **at)
+{
+    struct pd_scratch_head *h = *at;
+    *at = h->next;
+    h->next = NULL;
+    pd_scratch.kept_bytes -= h->capacity;
+    pd_scratch.kept_count--;
+    return h;
+}
+
 /* The kept buffer that fits bytes most closely, taken off the list;
- * NULL when none is large enough. */
+ * NULL when none is large enough (lock held). */
 static struct pd_scratch_head *pd_scratch_fit(size_t bytes)
 {
     struct pd_scratch_head **best = NULL;
@@ -39,13 +50,7 @@ static struct pd_scratch_head *pd_scratch_fit(size_t bytes)
             (best == NULL || (*at)->capacity < (*best)->capacity))
             best = at;
     }
-    if (best == NULL)
-        return NULL;
-    struct pd_scratch_head *h = *best;
-    *best = h->next;
-    pd_scratch.kept_bytes -= h->capacity;
-    pd_scratch.kept_count--;
-    return h;
+    return best != NULL ? pd_scratch_unlink(best) : NULL;
 }
 
 void *pd_scratch_take(size_t bytes)
@@ -57,20 +62,21 @@ void *pd_scratch_take(size_t bytes)
         if (h != NULL)
             return pd_scratch_data(h);
     }
+    /* No packed buffer comes near this; it keeps the rounding below
+     * from wrapping. */
+    if (bytes > SIZE_MAX / 2)
+        return NULL;
     /* Whole 64 KiB steps: a size that varies a little from call to call
      * still finds the buffer it gave back. */
     size_t capacity = bytes >= PD_SCRATCH_MIN
                           ? (bytes + PD_SCRATCH_MIN - 1) / PD_SCRATCH_MIN *
                                 PD_SCRATCH_MIN
                           : bytes;
-    if (capacity > SIZE_MAX - sizeof(struct pd_scratch_head))
-        return NULL;
     struct pd_scratch_head *h =
         aligned_alloc(64, (sizeof(*h) + capacity + 63) / 64 * 64);
     if (h == NULL)
         return NULL;
-    h->capacity = capacity;
-    h->next = NULL;
+    *h = (struct pd_scratch_head){ .capacity = capacity };
     return pd_scratch_data(h);
 }
 
@@ -82,11 +88,7 @@ static struct pd_scratch_head *pd_scratch_evict(void)
         return NULL;
     while ((*at)->next != NULL)
         at = &(*at)->next;
-    struct pd_scratch_head *h = *at;
-    *at = NULL;
-    pd_scratch.kept_bytes -= h->capacity;
-    pd_scratch.kept_count--;
-    return h;
+    return pd_scratch_unlink(at);
 }
 
 /* Kept buffers off the list until `fits` more bytes and one more buffer
