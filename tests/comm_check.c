@@ -951,6 +951,61 @@ static void check_dup_free_cycles(void)
     free(all);
 }
 
+/* MPI_Comm_free with operations pending on the communicator: they
+ * complete normally (MPI 6.4.3). Even ranks free it with a receive and
+ * an allreduce outstanding; the odd rank after each sends to it only
+ * once every even one has, then frees it too. */
+static void check_free_pending(void)
+{
+    struct verdict v = {""};
+    enum { N = 64 };
+    int got[N], sum = -1, mine = world_rank + 1;
+    for (int i = 0; i < N; i++)
+        got[i] = -1;
+    bool receiver = world_rank % 2 == 0 && world_rank + 1 < world_size;
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Request reqs[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    if (receiver)
+        check_rc(&v, "MPI_Irecv", MPI_Irecv(got, N, MPI_INT, world_rank + 1,
+                                            5, c, &reqs[0]));
+    check_rc(&v, "MPI_Iallreduce",
+             MPI_Iallreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c, &reqs[1]));
+    if (world_rank % 2 == 0) {
+        check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&c));
+        if (c != MPI_COMM_NULL)
+            fail(&v, "the freed handle is not MPI_COMM_NULL");
+    }
+    check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+    if (world_rank % 2 == 1) {
+        int sent[N];
+        for (int i = 0; i < N; i++)
+            sent[i] = world_rank * 1000 + i;
+        check_rc(&v, "MPI_Send",
+                 MPI_Send(sent, N, MPI_INT, world_rank - 1, 5, c));
+        check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&c));
+    }
+    /* A communicator made meanwhile is one of its own. */
+    MPI_Comm d = MPI_COMM_NULL;
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    int *all = world_members();
+    if (d != MPI_COMM_NULL)
+        verify_collectives(&v, d, all, world_size, "dup after the free");
+    free(all);
+    MPI_Comm_free(&d);
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
+    if (sum != world_size * (world_size + 1) / 2)
+        fail(&v, "allreduce finished after the free gave %d", sum);
+    for (int i = 0; receiver && i < N; i++) {
+        if (got[i] != (world_rank + 1) * 1000 + i) {
+            fail(&v, "receive finished after the free: [%d] = %d", i,
+                 got[i]);
+            break;
+        }
+    }
+    report(&v, "MPI_Comm_free with a receive and an allreduce pending");
+}
+
 /* Several communicators made in the same order everywhere, used one after
  * another in an interleaved sequence. */
 static void check_interleaved(void)
@@ -1312,6 +1367,7 @@ int main(int argc, char **argv)
     check_idup_inter();
     if (all) {
         check_dup_free_cycles();
+        check_free_pending();
         check_interleaved();
         set_self_attributes();
     }

@@ -301,8 +301,9 @@ int PMPI_Comm_free(MPI_Comm *comm)
     if (pd_attr_delete_all(PD_ATTR_COMM, *comm) != 0)
         return pd_raise(*comm, call, MPI_ERR_OTHER,
                         "an attribute's delete callback failed");
-    pd_comm_free(*comm);
+    pd_comm_free_when_idle(*comm);
     *comm = MPI_COMM_NULL;
+    pd_comm_release_freed(false);
     return MPI_SUCCESS;
 }
 

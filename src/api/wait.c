@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "base/clock.h"
+#include "service/comm_create.h"
 #include "service/request.h"
 
 #pragma weak MPI_Wait = PMPI_Wait
@@ -25,9 +26,10 @@ static int pd_finish(const char *call, MPI_Request *request, MPI_Status *status)
     const char *started_by = (*request)->state->call;
     struct pd_fail fail;
     int rc = pd_request_finish(request, status, &fail);
-    if (rc == MPI_SUCCESS)
-        return MPI_SUCCESS;
-    return pd_raise(comm, call, rc, "%s: %s", started_by, fail.msg);
+    if (rc != MPI_SUCCESS)
+        rc = pd_raise(comm, call, rc, "%s: %s", started_by, fail.msg);
+    pd_comm_release_freed(false);   /* comm, if this was its last */
+    return rc;
 }
 
 /* pd_finish in a call that completes several requests at once: there,
@@ -273,6 +275,7 @@ int PMPI_Request_free(MPI_Request *request)
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_live_request(call, request));
     pd_request_release(request);
+    pd_comm_release_freed(false);
     return MPI_SUCCESS;
 }
 

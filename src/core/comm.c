@@ -11,7 +11,8 @@
 bool pd_comm_is_usable(const struct ompi_communicator_t *comm)
 {
     return comm != NULL && comm->magic == PD_MAGIC_COMM &&
-           comm->kind != PD_COMM_NULL && comm->state != NULL;
+           comm->kind != PD_COMM_NULL && comm->state != NULL &&
+           !comm->state->freed;
 }
 
 bool pd_comm_is_predefined(const struct ompi_communicator_t *comm)

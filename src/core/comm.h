@@ -71,6 +71,13 @@ struct pd_comm_state {
     struct pd_call_sig dev_call;
     uint32_t dev_call_n;
     uint64_t calls;                      /* collective calls entered */
+    /* Requests made on this communicator and not yet let go of (atomic,
+     * service/request.c). MPI_Comm_free with some outstanding marks it
+     * freed and leaves it on a list (service/comm_create.c) until the
+     * last is: MPI lets pending operations complete normally. */
+    int requests;
+    bool freed;
+    struct ompi_communicator_t *next_freed;
 };
 
 /* MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init; world connects at once so

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/log.h"
 #include "coll/agree.h"
 #include "coll/hier.h"
 #include "core/attr.h"
@@ -298,6 +299,60 @@ void pd_comm_free(struct ompi_communicator_t *comm)
     pd_handle_forget(PD_HANDLE_COMM, comm);
     comm->magic = PD_MAGIC_FREED;
     free(comm);
+}
+
+static struct {
+    pthread_mutex_t lock;
+    struct ompi_communicator_t *list;   /* linked by state->next_freed */
+    int count;                          /* atomic: a look without the lock */
+} pd_freed = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void pd_comm_free_when_idle(struct ompi_communicator_t *comm)
+{
+    struct pd_comm_state *st = comm->state;
+    pthread_mutex_lock(&pd_freed.lock);
+    st->freed = true;   /* before the count: a request let go of after
+                           this look finds it on the list */
+    if (__atomic_load_n(&st->requests, __ATOMIC_ACQUIRE) == 0) {
+        pthread_mutex_unlock(&pd_freed.lock);
+        pd_comm_free(comm);
+        return;
+    }
+    st->next_freed = pd_freed.list;
+    pd_freed.list = comm;
+    __atomic_add_fetch(&pd_freed.count, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&pd_freed.lock);
+    pd_log(PD_LOG_TRACE, "MPI_Comm_free: communicator %s released once its "
+           "%d outstanding requests are", st->id,
+           __atomic_load_n(&st->requests, __ATOMIC_RELAXED));
+}
+
+void pd_comm_release_freed(bool all)
+{
+    if (__atomic_load_n(&pd_freed.count, __ATOMIC_ACQUIRE) == 0)
+        return;
+    /* Taken off the list under the lock, released after: a release
+     * completes requests, whose callers may look here again. */
+    struct ompi_communicator_t *idle = NULL;
+    pthread_mutex_lock(&pd_freed.lock);
+    for (struct ompi_communicator_t **at = &pd_freed.list; *at != NULL;) {
+        struct ompi_communicator_t *c = *at;
+        if (all || __atomic_load_n(&c->state->requests,
+                                   __ATOMIC_ACQUIRE) == 0) {
+            *at = c->state->next_freed;
+            c->state->next_freed = idle;
+            idle = c;
+            __atomic_sub_fetch(&pd_freed.count, 1, __ATOMIC_RELEASE);
+        } else {
+            at = &c->state->next_freed;
+        }
+    }
+    pthread_mutex_unlock(&pd_freed.lock);
+    while (idle != NULL) {
+        struct ompi_communicator_t *next = idle->state->next_freed;
+        pd_comm_free(idle);
+        idle = next;
+    }
 }
 
 void pd_comm_finalize_predefined(struct ompi_communicator_t *comm)

@@ -47,6 +47,14 @@ int pd_comm_finish(struct ompi_communicator_t *parent,
 
 /* Release a user communicator (its attributes are deleted first). */
 void pd_comm_free(struct ompi_communicator_t *comm);
+/* MPI_Comm_free's release: now, or, while requests made on comm are
+ * outstanding, once the last is let go of (pd_comm_release_freed). The
+ * handle is unusable from here on either way. */
+void pd_comm_free_when_idle(struct ompi_communicator_t *comm);
+/* Release the communicators pd_comm_free_when_idle left whose requests
+ * are all let go of; every one of them where all (MPI_Finalize). Call
+ * from the program's threads, where no call on them runs. */
+void pd_comm_release_freed(bool all);
 /* Release the predefined ones' state at MPI_Finalize. */
 void pd_comm_finalize_predefined(struct ompi_communicator_t *comm);
 

@@ -227,6 +227,8 @@ int pd_runtime_finalize(char *err, size_t errlen)
             .tag = pd_comm_reserve_tags(world), .root = -1 }, &fail);
     if (rc != MPI_SUCCESS)
         snprintf(err, errlen, "%s", fail.msg);
+    /* Communicators freed with requests never finished go now. */
+    pd_comm_release_freed(true);
     __atomic_store_n(&pd_rt.state, PD_RT_FINALIZED, __ATOMIC_RELEASE);
     pd_calls_stop_publisher();
     pd_p2p_shm_close();

@@ -133,6 +133,8 @@ struct ompi_request_t *pd_request_new(struct ompi_communicator_t *comm,
     if (st == NULL)
         return NULL;
     pd_state_init(st, comm, call);
+    if (comm != NULL && comm->state != NULL)   /* MPI_Comm_free waits */
+        __atomic_add_fetch(&comm->state->requests, 1, __ATOMIC_RELAXED);
     /* The handle lives in its state, which outlives it (and which
      * requests recycle): no allocation of its own. */
     struct ompi_request_t *req = &st->handle;  /* cleared with it */
@@ -189,7 +191,11 @@ static void pd_request_state_free(struct pd_request_state *st)
     pd_stage_free(st->type_stages);
     if (st->greq_free != NULL)
         st->greq_free(st->greq_extra);
+    struct ompi_communicator_t *comm = st->comm;
     pd_state_give(st);
+    /* The last touch of comm: MPI_Comm_free may release it after this. */
+    if (comm != NULL && comm->state != NULL)
+        __atomic_sub_fetch(&comm->state->requests, 1, __ATOMIC_RELEASE);
 }
 
 void pd_request_set_progress(const struct pd_request_progress *progress)
