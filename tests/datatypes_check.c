@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,6 +461,73 @@ static void check_external_and_f90(void)
         fail(&v, "unpacked %d %d %d", out[0], out[1], out[2]);
     report(&v, "MPI_Pack_external/MPI_Unpack_external of MPI_INT are "
            "big-endian and round-trip");
+
+    /* A struct of mixed elements with gaps, two items of a vector of
+     * it: each element big-endian in its own size, in stream order. */
+    v.detail[0] = '\0';
+    struct mixed { char c; short s; int i; double d; float f[2]; };
+    struct mixed m[4];
+    for (int k = 0; k < 4; k++)
+        m[k] = (struct mixed){ (char)(0x41 + k), (short)(-300 - k),
+                               0x0a0b0c0d + k, 1.5 + k,
+                               { 0.25f * (float)k, -1.0f } };
+    int lens[4] = { 1, 1, 1, 2 };
+    MPI_Aint disps[4] = { offsetof(struct mixed, c), offsetof(struct mixed, s),
+                          offsetof(struct mixed, i), offsetof(struct mixed, f) };
+    MPI_Datatype types[4] = { MPI_CHAR, MPI_SHORT, MPI_INT, MPI_FLOAT };
+    MPI_Datatype st, vec;
+    check_rc(&v, "MPI_Type_create_struct",
+             MPI_Type_create_struct(4, lens, disps, types, &st));
+    /* The double left out: a gap the packed form skips. */
+    check_rc(&v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(st, 0, sizeof(struct mixed), &vec));
+    MPI_Type_free(&st);
+    st = vec;
+    check_rc(&v, "MPI_Type_vector", MPI_Type_vector(2, 1, 2, st, &vec));
+    MPI_Type_commit(&vec);
+    unsigned char ext[64], expect[64];
+    size_t n = 0;
+    for (int k = 0; k < 4; k += 2) {            /* items 0 and 2 */
+        uint32_t f0, f1;
+        memcpy(&f0, &m[k].f[0], 4);
+        memcpy(&f1, &m[k].f[1], 4);
+        uint64_t fields[5] = { (unsigned char)m[k].c,
+                               (uint16_t)m[k].s, (uint32_t)m[k].i, f0, f1 };
+        int sizes[5] = { 1, 2, 4, 4, 4 };
+        for (int f = 0; f < 5; f++)
+            for (int b = sizes[f] - 1; b >= 0; b--)
+                expect[n++] = (unsigned char)(fields[f] >> (8 * b));
+    }
+    size = 0;
+    pos = 0;
+    check_rc(&v, "MPI_Pack_external_size",
+             MPI_Pack_external_size("external32", 1, vec, &size));
+    check_rc(&v, "MPI_Pack_external",
+             MPI_Pack_external("external32", m, 1, vec, ext, sizeof(ext),
+                               &pos));
+    if (size != (MPI_Aint)n || pos != (MPI_Aint)n ||
+        memcmp(ext, expect, n) != 0)
+        fail(&v, "size %ld, position %ld (want %zu), or bytes not each "
+             "element big-endian", (long)size, (long)pos, n);
+    struct mixed back[4];
+    memset(back, 0x5a, sizeof(back));
+    pos = 0;
+    check_rc(&v, "MPI_Unpack_external",
+             MPI_Unpack_external("external32", ext, (MPI_Aint)n, &pos, back,
+                                 1, vec));
+    for (int k = 0; k < 4; k += 2)
+        if (back[k].c != m[k].c || back[k].s != m[k].s ||
+            back[k].i != m[k].i || back[k].f[0] != m[k].f[0] ||
+            back[k].f[1] != m[k].f[1])
+            fail(&v, "item %d did not round-trip", k);
+    unsigned char gap[sizeof(double)];
+    memset(gap, 0x5a, sizeof(gap));
+    if (memcmp(&back[0].d, gap, sizeof(gap)) != 0)
+        fail(&v, "the gap (a double outside the type) was written");
+    MPI_Type_free(&vec);
+    MPI_Type_free(&st);
+    report(&v, "MPI_Pack_external/MPI_Unpack_external of a vector of a "
+           "struct of char, short, int and float with gaps");
 
     v.detail[0] = '\0';
     MPI_Datatype r8, i4;

@@ -159,43 +159,68 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
 
 /*
  * "external32": big-endian elements of fixed sizes. pdmpi writes it for
- * types whose elements are all one integer, floating or complex type of
- * 1 to 8 bytes (a complex as its two parts), whose native size is the
- * external32 size on this machine: its packed form with each element's
- * bytes reversed on a little-endian host. Other types (pairs, long
- * double, bool, mixed structs) are refused with the type named.
+ * types built of integer, floating and complex elements of 1 to 8 bytes
+ * (a complex as its two parts), mixed in a struct or not, whose native
+ * size is the external32 size on this machine: the packed form with each
+ * element's bytes reversed on a little-endian host. Others (pairs, long
+ * double, bool) are refused with the type named.
  */
-static int pd_external_unit(const char *call, const char *datarep,
-                            MPI_Datatype type, size_t *unit)
+
+/* The bytes reversed as a unit in an element of t (its part, for a
+ * complex); 0: no external32 form here. */
+static size_t pd_external_unit(const struct ompi_datatype_t *t)
+{
+    size_t elem = t->base_count ? pd_type_packed(t) / t->base_count : 1;
+    switch (pd_type_elem_kind(t)) {
+    case PD_EK_I8: case PD_EK_I16: case PD_EK_I32: case PD_EK_I64:
+    case PD_EK_U8: case PD_EK_U16: case PD_EK_U32: case PD_EK_U64:
+    case PD_EK_F32: case PD_EK_F64:
+        return elem;
+    case PD_EK_CF32: case PD_EK_CF64:
+        return elem / 2;
+    default:
+        return 0;
+    }
+}
+
+/* A run of elements with an external32 form; else *bad names them. */
+static bool pd_external_run_ok(void *bad, const struct ompi_datatype_t *t,
+                               size_t n)
+{
+    (void)n;
+    if (pd_external_unit(t) != 0)
+        return true;
+    *(const struct ompi_datatype_t **)bad = t;
+    return false;
+}
+
+static int pd_check_datarep(const char *call, const char *datarep,
+                            MPI_Datatype type)
 {
     if (datarep == NULL || strcmp(datarep, "external32") != 0)
         return pd_raise(NULL, call, MPI_ERR_ARG, "datarep is %s%s%s, not "
                         "\"external32\"", datarep ? "\"" : "",
                         datarep ? datarep : "NULL", datarep ? "\"" : "");
-    enum pd_elem_kind k = pd_type_elem_kind(type);
-    size_t elem = type->base_count ? pd_type_packed(type) / type->base_count
-                                   : 1;
-    switch (k) {
-    case PD_EK_I8: case PD_EK_I16: case PD_EK_I32: case PD_EK_I64:
-    case PD_EK_U8: case PD_EK_U16: case PD_EK_U32: case PD_EK_U64:
-    case PD_EK_F32: case PD_EK_F64:
-        *unit = elem;
-        return MPI_SUCCESS;
-    case PD_EK_CF32: case PD_EK_CF64:
-        *unit = elem / 2;
-        return MPI_SUCCESS;
-    default:
+    const struct ompi_datatype_t *bad = type;
+    if (!pd_type_stream_runs(type, 1, pd_external_run_ok, &bad))
         return pd_raise(NULL, call, MPI_ERR_UNSUPPORTED_OPERATION,
-                        "external32 of %s is not provided (only types of "
-                        "one integer, floating or complex element type)",
-                        type->name[0] ? type->name : "this derived type");
-    }
+                        "external32 of %s is not provided: its elements "
+                        "of %s have no external32 form here (only integer, "
+                        "floating and complex elements do)",
+                        pd_type_name(type), pd_type_name(bad));
+    return MPI_SUCCESS;
 }
 
-/* Reverse the bytes of each unit-byte element (little-endian hosts). */
-static void pd_swap_units(char *buf, size_t bytes, size_t unit)
+/* Reverse the bytes of each element of a stream's runs in turn (little-
+ * endian hosts); *cursor: the stream's next byte. */
+static bool pd_swap_run(void *cursor, const struct ompi_datatype_t *t,
+                        size_t n)
 {
+    char **p = cursor;
+    size_t unit = pd_external_unit(t);
+    size_t bytes = n * (pd_type_packed(t) / t->base_count);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    char *buf = *p;
     for (size_t at = 0; unit > 1 && at + unit <= bytes; at += unit)
         for (size_t i = 0, j = unit - 1; i < j; i++, j--) {
             char c = buf[at + i];
@@ -203,10 +228,15 @@ static void pd_swap_units(char *buf, size_t bytes, size_t unit)
             buf[at + j] = c;
         }
 #else
-    (void)buf;
-    (void)bytes;
     (void)unit;
 #endif
+    *p += bytes;
+    return true;
+}
+
+static void pd_swap_stream(char *stream, MPI_Datatype type, size_t count)
+{
+    pd_type_stream_runs(type, count, pd_swap_run, &stream);
 }
 
 int PMPI_Pack_external_size(const char datarep[], int incount,
@@ -216,8 +246,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_count(NULL, call, incount, "incount"));
     PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
-    size_t unit;
-    PD_CHECK(pd_external_unit(call, datarep, datatype, &unit));
+    PD_CHECK(pd_check_datarep(call, datarep, datatype));
     if (size == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "size is NULL");
     *size = (MPI_Aint)((size_t)incount * pd_type_packed(datatype));
@@ -228,13 +257,12 @@ int PMPI_Pack_external_size(const char datarep[], int incount,
 static int pd_check_external(const char *call, const char *datarep,
                              const void *buf, int count, MPI_Datatype type,
                              const void *area, MPI_Aint size,
-                             const MPI_Aint *position, size_t *bytes,
-                             size_t *unit)
+                             const MPI_Aint *position, size_t *bytes)
 {
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_count(NULL, call, count, "count"));
     PD_CHECK(pd_check_data_type(NULL, call, type, "datatype"));
-    PD_CHECK(pd_external_unit(call, datarep, type, unit));
+    PD_CHECK(pd_check_datarep(call, datarep, type));
     if (position == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "position is NULL");
     if (size < 0 || *position < 0 || *position > size)
@@ -256,13 +284,12 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                        MPI_Aint *position)
 {
-    size_t bytes, unit;
+    size_t bytes;
     PD_CHECK(pd_check_external("MPI_Pack_external", datarep, inbuf, incount,
-                               datatype, outbuf, outsize, position, &bytes,
-                               &unit));
+                               datatype, outbuf, outsize, position, &bytes));
     char *out = (char *)outbuf + *position;
     pd_type_pack(datatype, inbuf, 0, bytes, out);
-    pd_swap_units(out, bytes, unit);
+    pd_swap_stream(out, datatype, (size_t)incount);
     *position += (MPI_Aint)bytes;
     return MPI_SUCCESS;
 }
@@ -271,16 +298,16 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf,
                          MPI_Aint insize, MPI_Aint *position, void *outbuf,
                          int outcount, MPI_Datatype datatype)
 {
-    size_t bytes, unit;
+    size_t bytes;
     PD_CHECK(pd_check_external("MPI_Unpack_external", datarep, outbuf,
                                outcount, datatype, inbuf, insize, position,
-                               &bytes, &unit));
+                               &bytes));
     char *native = malloc(bytes ? bytes : 1);
     if (native == NULL)
         return pd_raise(NULL, "MPI_Unpack_external", MPI_ERR_NO_MEM,
                         "out of memory");
     memcpy(native, (const char *)inbuf + *position, bytes);
-    pd_swap_units(native, bytes, unit);
+    pd_swap_stream(native, datatype, (size_t)outcount);
     pd_type_unpack(datatype, outbuf, 0, bytes, native);
     free(native);
     *position += (MPI_Aint)bytes;

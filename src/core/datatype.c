@@ -255,6 +255,30 @@ size_t pd_type_bytes_of_elements(const struct ompi_datatype_t *type,
     return bytes;
 }
 
+bool pd_type_stream_runs(const struct ompi_datatype_t *type, size_t count,
+                         pd_type_run_fn visit, void *ctx)
+{
+    if (count == 0 || type->base_count == 0)
+        return true;
+    if (type->base_id != PD_BASE_MIXED)
+        return visit(ctx, type, count * type->base_count);
+    /* Mixed elements: a struct's blocks in turn, item by item, or whole
+     * copies of the one type another constructor repeats. */
+    const struct pd_type_contents *c = type->contents;
+    if (c == NULL || c->nd == 0)
+        return false;
+    if (c->combiner != MPI_COMBINER_STRUCT)
+        return pd_type_stream_runs(c->types[0],
+                                   count * (type->packed / c->types[0]->packed),
+                                   visit, ctx);
+    for (size_t k = 0; k < count; k++)
+        for (int i = 0; i < c->nd; i++)
+            if (!pd_type_stream_runs(c->types[i], (size_t)c->ints[1 + i],
+                                     visit, ctx))
+                return false;
+    return true;
+}
+
 int pd_type_combiner(const struct ompi_datatype_t *type)
 {
     return type->contents != NULL ? type->contents->combiner

@@ -126,6 +126,16 @@ bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
 size_t pd_type_bytes_of_elements(const struct ompi_datatype_t *type,
                                  size_t elements);
 
+/* The predefined elements of count items of type, in the order of their
+ * packed stream, as runs: visit(ctx, t, n) for n elements of t, a
+ * predefined type or a derived one of a single element kind (which the
+ * visitor reads through pd_type_elem_kind and packed / base_count).
+ * Stops at, and returns, the first false a visit gives. */
+typedef bool (*pd_type_run_fn)(void *ctx, const struct ompi_datatype_t *t,
+                               size_t n);
+bool pd_type_stream_runs(const struct ompi_datatype_t *type, size_t count,
+                         pd_type_run_fn visit, void *ctx);
+
 /* Bytes [from, from + n) of the packed form of items of type at buf
  * (core/typemap.h's engine), out to stream or back from it. */
 void pd_type_pack(const struct ompi_datatype_t *type, const void *buf,
