@@ -107,10 +107,100 @@ void pd_cart_shift(const struct pd_cart *cart, int rank, int dir, int disp,
     }
 }
 
-static int pd_descending(const void *a, const void *b)
+/*
+ * The most balanced grid: k factors of n, largest first, as
+ * pd_more_balanced orders them (least spread first). A greedy share of the prime factors misses
+ * it (72 in two dimensions: 12 x 6, where 9 x 8 exists), so this is a
+ * search of the divisors, depth first, each level's factor no larger
+ * than the one before, cut off where it cannot beat the best so far.
+ */
+struct pd_grid_search {
+    int k;
+    const int *divs;            /* the divisors of the whole, ascending */
+    int ndivs;
+    int best_spread;            /* INT_MAX: none yet */
+    int best[32];
+    int try[32];
+};
+
+/* The largest x with x^e <= n (e >= 1). */
+static int pd_iroot(int n, int e)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x < y) - (x > y);
+    if (e == 1)
+        return n;
+    int x = 1;          /* below 2^16 from here: n < 2^31 */
+    for (int step = 1 << 15; step > 0; step >>= 1) {
+        long c = x + step, p = 1;
+        int i;
+        for (i = 0; i < e && p <= n / c; i++)
+            p *= c;
+        if (i == e)
+            x = (int)c;
+    }
+    return x;
+}
+
+/* Whether grid a (factors largest first) is more balanced than b: the
+ * smaller spread, largest less smallest; where alike, the larger
+ * smallest; then the same of the factors between, inward. */
+static bool pd_more_balanced(const int *a, const int *b, int k)
+{
+    for (int lo = 0, hi = k - 1; lo < hi; lo++, hi--) {
+        int sa = a[lo] - a[hi], sb = b[lo] - b[hi];
+        if (sa != sb)
+            return sa < sb;
+        if (a[hi] != b[hi])
+            return a[hi] > b[hi];
+    }
+    return false;
+}
+
+/* Factors idx.. of the trial, making n, none above cap. */
+static void pd_grid_fill(struct pd_grid_search *s, int idx, int n, int cap)
+{
+    int left = s->k - idx;
+    if (left == 1) {
+        if (n > cap)
+            return;
+        s->try[idx] = n;
+        if (s->best_spread == INT_MAX ||
+            pd_more_balanced(s->try, s->best, s->k)) {
+            s->best_spread = s->try[0] - n;
+            memcpy(s->best, s->try, (size_t)s->k * sizeof(int));
+        }
+        return;
+    }
+    /* This factor, the largest of the rest, is at least the left-th
+     * root of n; the smallest of the rest is then at most the
+     * (left-1)-th root of n / f, so the spread is at least the first
+     * factor less that, which only grows with f. */
+    int low = pd_iroot(n, left);
+    for (int i = 0; i < s->ndivs && s->divs[i] <= cap; i++) {
+        int f = s->divs[i];
+        if (f < low || n % f != 0)
+            continue;
+        int first = idx > 0 ? s->try[0] : f;
+        if ((long)first - pd_iroot(n / f, left - 1) > s->best_spread)
+            break;
+        s->try[idx] = f;
+        pd_grid_fill(s, idx + 1, n / f, f);
+    }
+}
+
+/* The divisors of n ascending into divs (room for 2048: a number below
+ * 2^31 has at most 1600); their count. */
+static int pd_divisors(int n, int *divs)
+{
+    int lo = 0, hi = 0, high[1024];
+    for (int d = 1; (long)d * d <= n; d++)
+        if (n % d == 0) {
+            divs[lo++] = d;
+            if (d != n / d)
+                high[hi++] = n / d;
+        }
+    while (hi > 0)
+        divs[lo++] = high[--hi];
+    return lo;
 }
 
 int pd_dims_create(int nnodes, int ndims, int *dims)
@@ -132,29 +222,18 @@ int pd_dims_create(int nnodes, int ndims, int *dims)
     int rest = (int)(nnodes / fixed);
     if (free_dims == 0)
         return rest == 1 ? 0 : -1;
-    int share[free_dims];
-    for (int i = 0; i < free_dims; i++)
-        share[i] = 1;
-    /* The prime factors, largest first, each to the smallest share so far:
-     * the shares stay as close to each other as factoring allows. */
-    int primes[32], nprimes = 0;
-    for (int p = 2; (long)p * p <= rest; p++)
-        while (rest % p == 0) {
-            primes[nprimes++] = p;
-            rest /= p;
-        }
-    if (rest > 1)
-        primes[nprimes++] = rest;
-    for (int i = nprimes - 1; i >= 0; i--) {
-        int smallest = 0;
-        for (int j = 1; j < free_dims; j++)
-            if (share[j] < share[smallest])
-                smallest = j;
-        share[smallest] *= primes[i];
-    }
-    qsort(share, (size_t)free_dims, sizeof(int), pd_descending);
+    /* No more than 31 factors above 1 make a number below 2^31: past
+     * that many, the rest are 1. */
+    int searched = free_dims < 31 ? free_dims : 31;
+    int divs[2048];
+    struct pd_grid_search search = { .k = searched, .divs = divs,
+                                     .best_spread = INT_MAX };
+    search.ndivs = pd_divisors(rest, divs);
+    pd_grid_fill(&search, 0, rest, rest);
     for (int d = 0, i = 0; d < ndims; d++)
-        if (dims[d] == 0)
-            dims[d] = share[i++];
+        if (dims[d] == 0) {
+            dims[d] = i < searched ? search.best[i] : 1;
+            i++;
+        }
     return 0;
 }
