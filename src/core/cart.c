@@ -109,10 +109,11 @@ void pd_cart_shift(const struct pd_cart *cart, int rank, int dir, int disp,
 
 /*
  * The most balanced grid: k factors of n, largest first, as
- * pd_more_balanced orders them (least spread first). A greedy share of the prime factors misses
- * it (72 in two dimensions: 12 x 6, where 9 x 8 exists), so this is a
- * search of the divisors, depth first, each level's factor no larger
- * than the one before, cut off where it cannot beat the best so far.
+ * pd_more_balanced orders them (least spread first). A greedy share of
+ * the prime factors misses it (72 in two dimensions: 12 x 6, where 9 x 8
+ * exists), so this is a search of the divisors, depth first, each
+ * level's factor no larger than the one before, cut off where it cannot
+ * beat the best so far.
  */
 struct pd_grid_search {
     int k;
