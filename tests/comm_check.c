@@ -1006,6 +1006,39 @@ static void check_free_pending(void)
     report(&v, "MPI_Comm_free with a receive and an allreduce pending");
 }
 
+/* MPI_Comm_disconnect: collective, and what was pending on the
+ * communicator completes; MPI_Comm_get_parent of a process no one
+ * spawned is MPI_COMM_NULL. */
+static void check_disconnect(void)
+{
+    struct verdict v = {""};
+    MPI_Comm parent = MPI_COMM_WORLD;
+    check_rc(&v, "MPI_Comm_get_parent", MPI_Comm_get_parent(&parent));
+    if (parent != MPI_COMM_NULL)
+        fail(&v, "MPI_Comm_get_parent did not give MPI_COMM_NULL");
+    MPI_Comm c = MPI_COMM_NULL;
+    check_rc(&v, "MPI_Comm_dup", MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    int next = (world_rank + 1) % world_size,
+        prev = (world_rank + world_size - 1) % world_size;
+    int sent = 1000 + world_rank, got = -1;
+    MPI_Request reqs[2];
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(&got, 1, MPI_INT, prev, 3, c,
+                                        &reqs[0]));
+    check_rc(&v, "MPI_Isend", MPI_Isend(&sent, 1, MPI_INT, next, 3, c,
+                                        &reqs[1]));
+    check_rc(&v, "MPI_Comm_disconnect", MPI_Comm_disconnect(&c));
+    if (c != MPI_COMM_NULL)
+        fail(&v, "the disconnected handle is not MPI_COMM_NULL");
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
+    if (got != 1000 + prev)
+        fail(&v, "the receive pending at the disconnect gave %d", got);
+    MPI_Comm null = MPI_COMM_NULL;
+    if (error_class(MPI_Comm_disconnect(&null)) != MPI_ERR_COMM)
+        fail(&v, "MPI_Comm_disconnect(MPI_COMM_NULL) is not MPI_ERR_COMM");
+    report(&v, "MPI_Comm_disconnect with messages pending, and "
+           "MPI_Comm_get_parent");
+}
+
 /* Several communicators made in the same order everywhere, used one after
  * another in an interleaved sequence. */
 static void check_interleaved(void)
@@ -1368,6 +1401,7 @@ int main(int argc, char **argv)
     if (all) {
         check_dup_free_cycles();
         check_free_pending();
+        check_disconnect();
         check_interleaved();
         set_self_attributes();
     }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/intercoll.h"
 #include "api/mpi1.h"
 #include "service/comm_create.h"
 #include "service/intercomm.h"
@@ -111,6 +112,8 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 #pragma weak MPI_Comm_create = PMPI_Comm_create
 #pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
 #pragma weak MPI_Comm_free = PMPI_Comm_free
+#pragma weak MPI_Comm_disconnect = PMPI_Comm_disconnect
+#pragma weak MPI_Comm_get_parent = PMPI_Comm_get_parent
 #pragma weak MPI_Comm_compare = PMPI_Comm_compare
 #pragma weak MPI_Comm_group = PMPI_Comm_group
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
@@ -287,23 +290,70 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                       &fail);
 }
 
-int PMPI_Comm_free(MPI_Comm *comm)
+/* MPI_Comm_free's checks, each naming call. */
+static int pd_check_freeable(const char *call, MPI_Comm *comm)
 {
-    static const char call[] = "MPI_Comm_free";
-    PD_CHECK(pd_check_active(call));
     if (comm == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "comm is NULL");
     PD_CHECK(pd_check_comm(*comm, call));
     if (pd_comm_is_predefined(*comm))
         return pd_raise(*comm, call, MPI_ERR_COMM,
-                        "%s is predefined and cannot be freed", (*comm)->name);
-    /* Attributes go first: their delete callbacks see a live comm. */
+                        "%s is predefined and cannot be freed or "
+                        "disconnected", (*comm)->name);
+    return MPI_SUCCESS;
+}
+
+/* Let go of *comm: its attributes first, whose delete callbacks see it
+ * whole; the communicator itself once its requests are (MPI 6.4.3). */
+static int pd_comm_let_go(const char *call, MPI_Comm *comm)
+{
     if (pd_attr_delete_all(PD_ATTR_COMM, *comm) != 0)
         return pd_raise(*comm, call, MPI_ERR_OTHER,
                         "an attribute's delete callback failed");
     pd_comm_free_when_idle(*comm);
     *comm = MPI_COMM_NULL;
     pd_comm_release_freed(false);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    static const char call[] = "MPI_Comm_free";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_freeable(call, comm));
+    return pd_comm_let_go(call, comm);
+}
+
+/*
+ * Collective: once every member is here no message on comm is yet to be
+ * sent, so what is pending only completes, as after MPI_Comm_free. No
+ * process is ever connected to another job (no spawn, no ports), so
+ * nothing else is there to disconnect.
+ */
+int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+    static const char call[] = "MPI_Comm_disconnect";
+    PD_CHECK(pd_check_active(call));
+    PD_CHECK(pd_check_freeable(call, comm));
+    if (pd_comm_is_inter(*comm)) {
+        PD_CHECK(pd_inter_barrier(call, *comm, NULL));
+    } else {
+        struct pd_coll c = { .kind = PD_COLL_BARRIER, .comm = *comm,
+                             .root = -1 };
+        PD_CHECK(pd_api_coll(call, &c, &(struct pd_agree){ .type = NULL },
+                             NULL));
+    }
+    return pd_comm_let_go(call, comm);
+}
+
+/* Every process here was started by a launcher, none spawned. */
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    static const char call[] = "MPI_Comm_get_parent";
+    PD_CHECK(pd_check_active(call));
+    if (parent == NULL)
+        return pd_raise(NULL, call, MPI_ERR_ARG, "parent is NULL");
+    *parent = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 
