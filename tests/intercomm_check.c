@@ -557,6 +557,44 @@ static void check_nonblocking(MPI_Comm inter, const char *what)
            what);
 }
 
+/* MPI_Comm_free of an intercommunicator with a receive pending on it:
+ * the lower group's ranks free their copy first, and the upper group's
+ * matching ranks send only after that, then free theirs. */
+static void check_free_pending(void)
+{
+    struct verdict v = {""};
+    MPI_Comm inter = make_inter(&v);
+    enum { N = 300 };
+    int got[N], sent[N];
+    for (int i = 0; i < N; i++) {
+        got[i] = -1;
+        sent[i] = world_rank * 1000 + i;
+    }
+    /* Ranks of the lower half pair with the upper rank of their index. */
+    bool paired = lrank < (upper ? half : world_size - half);
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (!upper && paired)
+        check_rc(&v, "MPI_Irecv",
+                 MPI_Irecv(got, N, MPI_INT, lrank, 8, inter, &req));
+    if (!upper)
+        check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&inter));
+    check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+    if (upper) {
+        if (paired)
+            check_rc(&v, "MPI_Send",
+                     MPI_Send(sent, N, MPI_INT, lrank, 8, inter));
+        check_rc(&v, "MPI_Comm_free", MPI_Comm_free(&inter));
+    }
+    check_rc(&v, "MPI_Wait", MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int i = 0; !upper && paired && i < N; i++)
+        if (got[i] != (half + lrank) * 1000 + i) {
+            fail(&v, "[%d] = %d after the free", i, got[i]);
+            break;
+        }
+    report(&v, "MPI_Comm_free of an intercommunicator with a receive "
+           "pending");
+}
+
 static void expect_class(struct verdict *v, const char *what, int rc,
                          int want)
 {
@@ -665,6 +703,7 @@ int main(int argc, char **argv)
             check_nonblocking(dup, "its duplicate");
             MPI_Comm_free(&dup);
         }
+        check_free_pending();
     }
     check_errors(inter);
     if (inter != MPI_COMM_NULL)

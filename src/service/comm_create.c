@@ -307,13 +307,27 @@ static struct {
     int count;                          /* atomic: a look without the lock */
 } pd_freed = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Requests outstanding on comm, and on an intercommunicator's private
+ * communicators, where its messages and collectives run. */
+static int pd_comm_outstanding(const struct ompi_communicator_t *comm)
+{
+    const struct pd_comm_state *st = comm->state;
+    int n = __atomic_load_n(&st->requests, __ATOMIC_ACQUIRE);
+    if (st->inter != NULL)
+        n += __atomic_load_n(&st->inter->local->state->requests,
+                             __ATOMIC_ACQUIRE) +
+             __atomic_load_n(&st->inter->both->state->requests,
+                             __ATOMIC_ACQUIRE);
+    return n;
+}
+
 void pd_comm_free_when_idle(struct ompi_communicator_t *comm)
 {
     struct pd_comm_state *st = comm->state;
     pthread_mutex_lock(&pd_freed.lock);
     st->freed = true;   /* before the count: a request let go of after
                            this look finds it on the list */
-    if (__atomic_load_n(&st->requests, __ATOMIC_ACQUIRE) == 0) {
+    if (pd_comm_outstanding(comm) == 0) {
         pthread_mutex_unlock(&pd_freed.lock);
         pd_comm_free(comm);
         return;
@@ -323,8 +337,7 @@ void pd_comm_free_when_idle(struct ompi_communicator_t *comm)
     __atomic_add_fetch(&pd_freed.count, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&pd_freed.lock);
     pd_log(PD_LOG_TRACE, "MPI_Comm_free: communicator %s released once its "
-           "%d outstanding requests are", st->id,
-           __atomic_load_n(&st->requests, __ATOMIC_RELAXED));
+           "%d outstanding requests are", st->id, pd_comm_outstanding(comm));
 }
 
 void pd_comm_release_freed(bool all)
@@ -337,8 +350,7 @@ void pd_comm_release_freed(bool all)
     pthread_mutex_lock(&pd_freed.lock);
     for (struct ompi_communicator_t **at = &pd_freed.list; *at != NULL;) {
         struct ompi_communicator_t *c = *at;
-        if (all || __atomic_load_n(&c->state->requests,
-                                   __ATOMIC_ACQUIRE) == 0) {
+        if (all || pd_comm_outstanding(c) == 0) {
             *at = c->state->next_freed;
             c->state->next_freed = idle;
             idle = c;
