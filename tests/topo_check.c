@@ -21,19 +21,36 @@
 static void check_dims_create(void)
 {
     struct verdict v = {""};
+    /* greedy: where sharing out the prime factors one by one, largest
+     * to the smallest share, is not the most balanced grid (Open MPI 4.1
+     * does that, 12 x 6 for 72, and skips these); those answers are the
+     * MPICH test suite's table's, where the spread, largest less
+     * smallest, is least, and of grids alike the one with the larger
+     * smallest. */
     static const struct {
-        int nnodes, ndims, in[3], out[3];
+        int nnodes, ndims, in[4], out[4];
+        bool greedy;
     } cases[] = {
-        { 12, 2, { 0, 0 }, { 4, 3 } },
-        { 16, 3, { 0, 0, 0 }, { 4, 2, 2 } },
-        { 7, 2, { 0, 0 }, { 7, 1 } },
-        { 6, 2, { 0, 3 }, { 2, 3 } },
-        { 24, 3, { 0, 0, 0 }, { 4, 3, 2 } },
-        { 1, 3, { 0, 0, 0 }, { 1, 1, 1 } },
-        { 8, 2, { 2, 4 }, { 2, 4 } },
+        { 12, 2, { 0, 0 }, { 4, 3 }, false },
+        { 16, 3, { 0, 0, 0 }, { 4, 2, 2 }, false },
+        { 7, 2, { 0, 0 }, { 7, 1 }, false },
+        { 6, 2, { 0, 3 }, { 2, 3 }, false },
+        { 24, 3, { 0, 0, 0 }, { 4, 3, 2 }, false },
+        { 1, 3, { 0, 0, 0 }, { 1, 1, 1 }, false },
+        { 8, 2, { 2, 4 }, { 2, 4 }, false },
+        { 72, 2, { 0 }, { 9, 8 }, true },
+        { 540, 2, { 0 }, { 27, 20 }, true },
+        { 432, 3, { 0 }, { 9, 8, 6 }, true },
+        { 5040, 3, { 0 }, { 21, 16, 15 }, true },
+        { 10800, 3, { 0 }, { 27, 20, 20 }, true },
+        { 216, 4, { 0 }, { 6, 4, 3, 3 }, true },
+        { 1800, 4, { 0 }, { 9, 8, 5, 5 }, true },
+        { 5616, 4, { 0 }, { 13, 9, 8, 6 }, true },
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int dims[3];
+        if (cases[i].greedy && library_is_open_mpi())
+            continue;
+        int dims[4];
         memcpy(dims, cases[i].in, sizeof(dims));
         check_rc(&v, "MPI_Dims_create",
                  MPI_Dims_create(cases[i].nnodes, cases[i].ndims, dims));
@@ -42,36 +59,6 @@ static void check_dims_create(void)
                 fail(&v, "MPI_Dims_create(%d, %d): dimension %d is %d, "
                      "expected %d", cases[i].nnodes, cases[i].ndims, d,
                      dims[d], cases[i].out[d]);
-                break;
-            }
-    }
-    /* Grids where sharing out the prime factors one by one, largest to
-     * the smallest share, is not the most balanced (Open MPI 4.1 does
-     * that: 12 x 6 for 72); the answers are those of the MPICH test
-     * suite's table, where the spread, largest less smallest, is least,
-     * and of grids alike the one with the larger smallest. */
-    static const struct {
-        int nnodes, ndims, out[4];
-    } balanced[] = {
-        { 72, 2, { 9, 8 } },
-        { 540, 2, { 27, 20 } },
-        { 432, 3, { 9, 8, 6 } },
-        { 5040, 3, { 21, 16, 15 } },
-        { 10800, 3, { 27, 20, 20 } },
-        { 216, 4, { 6, 4, 3, 3 } },
-        { 1800, 4, { 9, 8, 5, 5 } },
-        { 5616, 4, { 13, 9, 8, 6 } },
-    };
-    for (size_t i = 0; !library_is_open_mpi() &&
-                       i < sizeof(balanced) / sizeof(balanced[0]); i++) {
-        int dims[4] = { 0, 0, 0, 0 };
-        check_rc(&v, "MPI_Dims_create",
-                 MPI_Dims_create(balanced[i].nnodes, balanced[i].ndims, dims));
-        for (int d = 0; d < balanced[i].ndims; d++)
-            if (dims[d] != balanced[i].out[d]) {
-                fail(&v, "MPI_Dims_create(%d, %d): dimension %d is %d, "
-                     "expected %d", balanced[i].nnodes, balanced[i].ndims, d,
-                     dims[d], balanced[i].out[d]);
                 break;
             }
     }
