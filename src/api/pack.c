@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "api/mpi1.h"
+#include "core/external32.h"
 #include "core/scratch.h"
 
 /* MPI_Reduce_local of a non-contiguous type reduces this many packed
@@ -52,7 +53,7 @@ static int pd_check_pack(const char *call, MPI_Comm comm, const void *buf,
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
               void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
-    size_t bytes;
+    size_t bytes = 0;
     PD_CHECK(pd_check_pack("MPI_Pack", comm, inbuf, incount, datatype, outbuf,
                            outsize, position, &bytes));
     pd_type_pack(datatype, inbuf, 0, bytes, (char *)outbuf + *position);
@@ -63,7 +64,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype,
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
                 int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-    size_t bytes;
+    size_t bytes = 0;
     PD_CHECK(pd_check_pack("MPI_Unpack", comm, outbuf, outcount, datatype,
                            inbuf, insize, position, &bytes));
     pd_type_unpack(datatype, outbuf, 0, bytes,
@@ -158,85 +159,39 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count,
 }
 
 /*
- * "external32": big-endian elements of fixed sizes. pdmpi writes it for
- * types built of integer, floating and complex elements of 1 to 8 bytes
- * (a complex as its two parts), mixed in a struct or not, whose native
- * size is the external32 size on this machine: the packed form with each
- * element's bytes reversed on a little-endian host. Others (pairs, long
- * double, bool) are refused with the type named.
+ * "external32": each predefined element big-endian in the size MPI's
+ * table gives it (core/external32.c converts). Types with elements that
+ * have none here (half floats, REAL*16, long double where it is neither
+ * x87 nor a quad) are refused with those elements named.
  */
 
-/* The bytes reversed as a unit in an element of t (its part, for a
- * complex); 0: no external32 form here. */
-static size_t pd_external_unit(const struct ompi_datatype_t *t)
+/* Why a conversion stopped, raised as call's error. */
+static int pd_raise_x32(const char *call, MPI_Datatype type,
+                        const struct pd_x32_fail *why)
 {
-    size_t elem = t->base_count ? pd_type_packed(t) / t->base_count : 1;
-    switch (pd_type_elem_kind(t)) {
-    case PD_EK_I8: case PD_EK_I16: case PD_EK_I32: case PD_EK_I64:
-    case PD_EK_U8: case PD_EK_U16: case PD_EK_U32: case PD_EK_U64:
-    case PD_EK_F32: case PD_EK_F64:
-        return elem;
-    case PD_EK_CF32: case PD_EK_CF64:
-        return elem / 2;
-    default:
-        return 0;
-    }
+    if (why->out_of_range)
+        return pd_raise(NULL, call, MPI_ERR_CONVERSION, "%lld, an element "
+                        "of %s, does not fit the size external32 gives %s",
+                        (long long)why->value, pd_type_name(type),
+                        pd_type_name(why->type));
+    return pd_raise(NULL, call, MPI_ERR_UNSUPPORTED_OPERATION,
+                    "external32 of %s is not provided: its elements of %s "
+                    "have no external32 form here", pd_type_name(type),
+                    pd_type_name(why->type));
 }
 
-/* A run of elements with an external32 form; else *bad names them. */
-static bool pd_external_run_ok(void *bad, const struct ompi_datatype_t *t,
-                               size_t n)
-{
-    (void)n;
-    if (pd_external_unit(t) != 0)
-        return true;
-    *(const struct ompi_datatype_t **)bad = t;
-    return false;
-}
-
+/* datarep is "external32" and count items of type take *bytes in it. */
 static int pd_check_datarep(const char *call, const char *datarep,
-                            MPI_Datatype type)
+                            MPI_Datatype type, int count, size_t *bytes)
 {
     if (datarep == NULL || strcmp(datarep, "external32") != 0)
         return pd_raise(NULL, call, MPI_ERR_ARG, "datarep is %s%s%s, not "
                         "\"external32\"", datarep ? "\"" : "",
                         datarep ? datarep : "NULL", datarep ? "\"" : "");
-    const struct ompi_datatype_t *bad = type;
-    if (!pd_type_stream_runs(type, 1, pd_external_run_ok, &bad))
-        return pd_raise(NULL, call, MPI_ERR_UNSUPPORTED_OPERATION,
-                        "external32 of %s is not provided: its elements "
-                        "of %s have no external32 form here (only integer, "
-                        "floating and complex elements do)",
-                        pd_type_name(type), pd_type_name(bad));
+    struct pd_x32_fail why;
+    if (pd_x32_size(type, (size_t)count, bytes, &why) != 0)
+        return pd_raise_x32(call, type, &why);
     return MPI_SUCCESS;
-}
-
-/* Reverse the bytes of each element of a stream's runs in turn (little-
- * endian hosts); *cursor: the stream's next byte. */
-static bool pd_swap_run(void *cursor, const struct ompi_datatype_t *t,
-                        size_t n)
-{
-    char **p = cursor;
-    size_t unit = pd_external_unit(t);
-    size_t bytes = n * (pd_type_packed(t) / t->base_count);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    char *buf = *p;
-    for (size_t at = 0; unit > 1 && at + unit <= bytes; at += unit)
-        for (size_t i = 0, j = unit - 1; i < j; i++, j--) {
-            char c = buf[at + i];
-            buf[at + i] = buf[at + j];
-            buf[at + j] = c;
-        }
-#else
-    (void)unit;
-#endif
-    *p += bytes;
-    return true;
-}
-
-static void pd_swap_stream(char *stream, MPI_Datatype type, size_t count)
-{
-    pd_type_stream_runs(type, count, pd_swap_run, &stream);
 }
 
 int PMPI_Pack_external_size(const char datarep[], int incount,
@@ -246,14 +201,16 @@ int PMPI_Pack_external_size(const char datarep[], int incount,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_count(NULL, call, incount, "incount"));
     PD_CHECK(pd_check_type(NULL, call, datatype, "datatype"));
-    PD_CHECK(pd_check_datarep(call, datarep, datatype));
+    size_t bytes = 0;
+    PD_CHECK(pd_check_datarep(call, datarep, datatype, incount, &bytes));
     if (size == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "size is NULL");
-    *size = (MPI_Aint)((size_t)incount * pd_type_packed(datatype));
+    *size = (MPI_Aint)bytes;
     return MPI_SUCCESS;
 }
 
-/* The shared checks of MPI_Pack_external and MPI_Unpack_external. */
+/* The shared checks of MPI_Pack_external and MPI_Unpack_external;
+ * *bytes: the external32 bytes of the items. */
 static int pd_check_external(const char *call, const char *datarep,
                              const void *buf, int count, MPI_Datatype type,
                              const void *area, MPI_Aint size,
@@ -262,14 +219,13 @@ static int pd_check_external(const char *call, const char *datarep,
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_count(NULL, call, count, "count"));
     PD_CHECK(pd_check_data_type(NULL, call, type, "datatype"));
-    PD_CHECK(pd_check_datarep(call, datarep, type));
+    PD_CHECK(pd_check_datarep(call, datarep, type, count, bytes));
     if (position == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "position is NULL");
     if (size < 0 || *position < 0 || *position > size)
         return pd_raise(NULL, call, MPI_ERR_ARG, "position %ld is outside "
                         "the packed area of %ld bytes", (long)*position,
                         (long)size);
-    *bytes = (size_t)count * pd_type_packed(type);
     if (*bytes > (size_t)(size - *position))
         return pd_raise(NULL, call, MPI_ERR_TRUNCATE, "%d x %s take %zu "
                         "bytes; the packed area has %ld left", count,
@@ -284,12 +240,21 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                        MPI_Aint *position)
 {
-    size_t bytes;
-    PD_CHECK(pd_check_external("MPI_Pack_external", datarep, inbuf, incount,
-                               datatype, outbuf, outsize, position, &bytes));
-    char *out = (char *)outbuf + *position;
-    pd_type_pack(datatype, inbuf, 0, bytes, out);
-    pd_swap_stream(out, datatype, (size_t)incount);
+    static const char call[] = "MPI_Pack_external";
+    size_t bytes = 0;
+    PD_CHECK(pd_check_external(call, datarep, inbuf, incount, datatype,
+                               outbuf, outsize, position, &bytes));
+    size_t native_bytes = (size_t)incount * pd_type_packed(datatype);
+    char *native = pd_scratch_take(native_bytes ? native_bytes : 1);
+    if (native == NULL)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    pd_type_pack(datatype, inbuf, 0, native_bytes, native);
+    struct pd_x32_fail why;
+    int rc = pd_x32_pack(datatype, (size_t)incount, native,
+                         (char *)outbuf + *position, &why);
+    pd_scratch_give(native);
+    if (rc != 0)
+        return pd_raise_x32(call, datatype, &why);
     *position += (MPI_Aint)bytes;
     return MPI_SUCCESS;
 }
@@ -298,18 +263,22 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf,
                          MPI_Aint insize, MPI_Aint *position, void *outbuf,
                          int outcount, MPI_Datatype datatype)
 {
-    size_t bytes;
-    PD_CHECK(pd_check_external("MPI_Unpack_external", datarep, outbuf,
-                               outcount, datatype, inbuf, insize, position,
-                               &bytes));
-    char *native = malloc(bytes ? bytes : 1);
+    static const char call[] = "MPI_Unpack_external";
+    size_t bytes = 0;
+    PD_CHECK(pd_check_external(call, datarep, outbuf, outcount, datatype,
+                               inbuf, insize, position, &bytes));
+    size_t native_bytes = (size_t)outcount * pd_type_packed(datatype);
+    char *native = pd_scratch_take(native_bytes ? native_bytes : 1);
     if (native == NULL)
-        return pd_raise(NULL, "MPI_Unpack_external", MPI_ERR_NO_MEM,
-                        "out of memory");
-    memcpy(native, (const char *)inbuf + *position, bytes);
-    pd_swap_stream(native, datatype, (size_t)outcount);
-    pd_type_unpack(datatype, outbuf, 0, bytes, native);
-    free(native);
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    struct pd_x32_fail why;
+    int rc = pd_x32_unpack(datatype, (size_t)outcount,
+                           (const char *)inbuf + *position, native, &why);
+    if (rc == 0)
+        pd_type_unpack(datatype, outbuf, 0, native_bytes, native);
+    pd_scratch_give(native);
+    if (rc != 0)
+        return pd_raise_x32(call, datatype, &why);
     *position += (MPI_Aint)bytes;
     return MPI_SUCCESS;
 }
