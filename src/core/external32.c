@@ -205,6 +205,18 @@ static void pd_quad_to_ldbl(const unsigned char *in, unsigned char *out,
     out[9] = (unsigned char)(se >> 8);
 }
 
+/* n bytes of a native number big-endian, or back: the same turn. */
+static void pd_big_endian(unsigned char *out, const unsigned char *in,
+                          unsigned n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (unsigned i = 0; i < n; i++)
+        out[i] = in[n - 1 - i];
+#else
+    memcpy(out, in, n);
+#endif
+}
+
 /* One part of an element: native to external32; false where the value
  * does not fit (*value set). */
 static bool pd_part_out(const struct pd_x32_part *p, const unsigned char *in,
@@ -229,12 +241,7 @@ static bool pd_part_out(const struct pd_x32_part *p, const unsigned char *in,
         return true;
     }
     default:
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        for (unsigned i = 0; i < p->ns; i++)
-            out[i] = in[p->ns - 1 - i];
-#else
-        memcpy(out, in, p->ns);
-#endif
+        pd_big_endian(out, in, p->ns);
         return true;
     }
 }
@@ -255,12 +262,7 @@ static void pd_part_in(const struct pd_x32_part *p, const unsigned char *in,
         return;
     }
     default:
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        for (unsigned i = 0; i < p->ns; i++)
-            out[i] = in[p->ns - 1 - i];
-#else
-        memcpy(out, in, p->ns);
-#endif
+        pd_big_endian(out, in, p->ns);
         return;
     }
 }
