@@ -64,6 +64,8 @@ struct pd_agree {
  * failure raised. */
 int pd_api_coll(const char *call, struct pd_coll *c, const struct pd_agree *a,
                 MPI_Request *request);
+/* A barrier on comm (usable; intra or inter) for call (api/barrier.c). */
+int pd_api_barrier(const char *call, MPI_Comm comm);
 int pd_check_comm(MPI_Comm comm, const char *call);
 /* comm (the argument named what) is an intracommunicator: the calls
  * pdmpi provides on intracommunicators alone check it. */

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "api/intercoll.h"
 #include "api/mpi1.h"
 #include "service/comm_create.h"
 #include "service/intercomm.h"
@@ -335,14 +334,7 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
     static const char call[] = "MPI_Comm_disconnect";
     PD_CHECK(pd_check_active(call));
     PD_CHECK(pd_check_freeable(call, comm));
-    if (pd_comm_is_inter(*comm)) {
-        PD_CHECK(pd_inter_barrier(call, *comm, NULL));
-    } else {
-        struct pd_coll c = { .kind = PD_COLL_BARRIER, .comm = *comm,
-                             .root = -1 };
-        PD_CHECK(pd_api_coll(call, &c, &(struct pd_agree){ .type = NULL },
-                             NULL));
-    }
+    PD_CHECK(pd_api_barrier(call, *comm));
     return pd_comm_let_go(call, comm);
 }
 

@@ -236,6 +236,19 @@ static int pd_check_external(const char *call, const char *datarep,
     return MPI_SUCCESS;
 }
 
+/* Scratch for the packed stream of count items of type, as it is in
+ * memory here (*bytes of it), which external32 converts from or to. */
+static int pd_native_scratch(const char *call, MPI_Datatype type, int count,
+                             size_t *bytes, char **native)
+{
+    *bytes = (size_t)count * pd_type_packed(type);
+    *native = pd_scratch_take(*bytes ? *bytes : 1);
+    if (*native == NULL)
+        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory (%zu "
+                        "bytes of scratch)", *bytes);
+    return MPI_SUCCESS;
+}
+
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                        MPI_Aint *position)
@@ -244,10 +257,10 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
     size_t bytes = 0;
     PD_CHECK(pd_check_external(call, datarep, inbuf, incount, datatype,
                                outbuf, outsize, position, &bytes));
-    size_t native_bytes = (size_t)incount * pd_type_packed(datatype);
-    char *native = pd_scratch_take(native_bytes ? native_bytes : 1);
-    if (native == NULL)
-        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    size_t native_bytes;
+    char *native;
+    PD_CHECK(pd_native_scratch(call, datatype, incount, &native_bytes,
+                               &native));
     pd_type_pack(datatype, inbuf, 0, native_bytes, native);
     struct pd_x32_fail why;
     int rc = pd_x32_pack(datatype, (size_t)incount, native,
@@ -267,10 +280,10 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf,
     size_t bytes = 0;
     PD_CHECK(pd_check_external(call, datarep, outbuf, outcount, datatype,
                                inbuf, insize, position, &bytes));
-    size_t native_bytes = (size_t)outcount * pd_type_packed(datatype);
-    char *native = pd_scratch_take(native_bytes ? native_bytes : 1);
-    if (native == NULL)
-        return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
+    size_t native_bytes;
+    char *native;
+    PD_CHECK(pd_native_scratch(call, datatype, outcount, &native_bytes,
+                               &native));
     struct pd_x32_fail why;
     int rc = pd_x32_unpack(datatype, (size_t)outcount,
                            (const char *)inbuf + *position, native, &why);

@@ -128,8 +128,8 @@ size_t pd_type_bytes_of_elements(const struct ompi_datatype_t *type,
 
 /* The predefined elements of count items of type, in the order of their
  * packed stream, as runs: visit(ctx, t, n) for n elements of t, a
- * predefined type or a derived one of a single element kind (which the
- * visitor reads through pd_type_elem_kind and packed / base_count).
+ * predefined type or a derived one of a single predefined base (base_id;
+ * packed / base_count bytes each).
  * Stops at, and returns, the first false a visit gives. */
 typedef bool (*pd_type_run_fn)(void *ctx, const struct ompi_datatype_t *t,
                                size_t n);
