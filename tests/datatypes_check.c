@@ -1463,6 +1463,124 @@ static void check_large_repeated(void)
     free(out);
 }
 
+/* Messages of 3.6 MB packed (300000 blocks of 3 ints, 5 apart), large
+ * enough to be packed piece by piece while they move on one host; the
+ * pieces end inside blocks. */
+enum { STREAM_BLOCKS = 300000 };
+
+static int stream_value(int rank, long i)
+{
+    return (rank + 1) * 2000000 + (int)i;
+}
+
+/* Ints [0, 5 * STREAM_BLOCKS) of a vector buffer: rank's values where
+ * the vector's first blocks reach (blocks of them), -1 elsewhere. */
+static int stream_want(int rank, long i, long blocks)
+{
+    return i % 5 < 3 && i / 5 < blocks ? stream_value(rank, i) : -1;
+}
+
+static void stream_fill(int *buf, int rank)
+{
+    for (long i = 0; i < 5L * STREAM_BLOCKS; i++)
+        buf[i] = stream_want(rank, i, STREAM_BLOCKS);
+}
+
+static void check_streamed_p2p(void)
+{
+    struct verdict v = {""};
+    const long ints = 5L * STREAM_BLOCKS;
+    int *send = malloc(ints * sizeof(int)), *recv = malloc(ints * sizeof(int));
+    int left = (world_rank + world_size - 1) % world_size,
+        right = (world_rank + 1) % world_size;
+    MPI_Datatype vec;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(STREAM_BLOCKS, 3, 5, MPI_INT, &vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    stream_fill(send, world_rank);
+
+    /* Vector to vector around a ring: every rank streams at once. */
+    for (long i = 0; i < ints; i++)
+        recv[i] = -1;
+    check_rc(&v, "MPI_Sendrecv",
+             MPI_Sendrecv(send, 1, vec, right, 1, recv, 1, vec, left, 1,
+                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (long i = 0; i < ints; i++)
+        if (recv[i] != stream_want(left, i, STREAM_BLOCKS)) {
+            fail(&v, "ring: int %ld is %d, expected %d", i, recv[i],
+                 stream_want(left, i, STREAM_BLOCKS));
+            break;
+        }
+    report(&v, "3.6 MB vectors of 3 ints in 5 sent around a ring");
+
+    /* Vector to plain ints, a blocking send. */
+    MPI_Request q;
+    MPI_Status st;
+    for (long i = 0; i < ints; i++)
+        recv[i] = -1;
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(recv, 3 * STREAM_BLOCKS, MPI_INT,
+                                        left, 2, MPI_COMM_WORLD, &q));
+    check_rc(&v, "MPI_Send", MPI_Send(send, 1, vec, right, 2,
+                                      MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&q, &st));
+    for (long k = 0; k < 3L * STREAM_BLOCKS; k++) {
+        int want = stream_value(left, k / 3 * 5 + k % 3);
+        if (recv[k] != want) {
+            fail(&v, "to plain ints: int %ld is %d, expected %d", k,
+                 recv[k], want);
+            break;
+        }
+    }
+    report(&v, "a 3.6 MB vector received as plain ints");
+
+    /* Into a receive a third shorter: truncated, the sender let go. */
+    const int shorter = 2 * STREAM_BLOCKS;
+    for (long i = 0; i < ints; i++)
+        recv[i] = -1;
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(recv, shorter, MPI_INT, left, 3,
+                                        MPI_COMM_WORLD, &q));
+    check_rc(&v, "MPI_Send", MPI_Send(send, 1, vec, right, 3,
+                                      MPI_COMM_WORLD));
+    int rc = MPI_Wait(&q, &st);
+    if (error_class(rc) != MPI_ERR_TRUNCATE)
+        fail(&v, "MPI_Wait gave class %d, expected MPI_ERR_TRUNCATE",
+             error_class(rc));
+    for (long k = 0; k < ints; k++) {
+        int want = k < shorter ? stream_value(left, k / 3 * 5 + k % 3) : -1;
+        if (recv[k] != want) {
+            fail(&v, "truncated: int %ld is %d, expected %d", k, recv[k],
+                 want);
+            break;
+        }
+    }
+    report(&v, "a 3.6 MB vector into a receive of 2.4 MB: MPI_ERR_TRUNCATE, "
+           "what fits delivered");
+
+    /* Every other rank to rank 0 at once, received from any source. */
+    if (world_rank != 0) {
+        check_rc(&v, "MPI_Send", MPI_Send(send, 1, vec, 0, 4,
+                                          MPI_COMM_WORLD));
+    } else {
+        for (int n = 1; n < world_size; n++) {
+            for (long i = 0; i < ints; i++)
+                recv[i] = -1;
+            check_rc(&v, "MPI_Recv", MPI_Recv(recv, 1, vec, MPI_ANY_SOURCE,
+                                              4, MPI_COMM_WORLD, &st));
+            for (long i = 0; i < ints; i++)
+                if (recv[i] != stream_want(st.MPI_SOURCE, i, STREAM_BLOCKS)) {
+                    fail(&v, "from rank %d: int %ld is %d, expected %d",
+                         st.MPI_SOURCE, i, recv[i],
+                         stream_want(st.MPI_SOURCE, i, STREAM_BLOCKS));
+                    break;
+                }
+        }
+    }
+    report(&v, "3.6 MB vectors from every other rank to rank 0 at once");
+    MPI_Type_free(&vec);
+    free(send);
+    free(recv);
+}
+
 /* Alltoallw with a different type per peer: to rank j, j+1 ints of a
  * vector with stride 2; from rank j, plain ints. */
 static void check_alltoallw(void)
@@ -1547,6 +1665,7 @@ int main(int argc, char **argv)
     check_user_op();
     check_reduce_local_pieces();
     check_large_repeated();
+    check_streamed_p2p();
     check_alltoallw();
     for (int i = 0; i < nrefs; i++)
         MPI_Type_free(&refs[i].type);

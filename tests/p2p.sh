@@ -11,7 +11,8 @@
 # (PDMPI_SHM_P2P=0), there also through gloo's asynchronous pairs
 # (PDMPI_P2P_SOCKETS=0, where pdmpi cannot find its own sockets); a sender
 # blocked on a receiver that is killed; over gloo and in shared memory, a
-# receiver whose sender is killed in the middle of a large message; a
+# receiver whose sender is killed in the middle of a large message (in
+# shared memory also one the sender packs as it goes); a
 # /dev/shm with no room for the queues; a bad setting refused.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/launch_lib.sh"
@@ -49,6 +50,14 @@ PDMPI_SHM=0 PDMPI_TIMEOUT=60 timed \
     "PaddlePaddle-style np 2, gloo: a sender killed in the middle of 2 GiB" \
     10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*the connection to rank 0 closed while its 2147483648-byte message was being received" \
     paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway
+
+# The same with every other int of the 2 GiB, which the sender packs
+# while its receiver reads the pieces: the receive fails, naming the
+# sender, instead of waiting for the next piece.
+PDMPI_TIMEOUT=60 timed \
+    "PaddlePaddle-style np 2, shared memory: a sender killed while it packs 1 GiB" \
+    10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*receiving 1073741824 bytes from rank 0 \(tag 7\): the sender \(pid [0-9]+\) is gone while it packed the message" \
+    paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway-vector
 
 # On one host the same sender dies while it and its receiver copy the
 # 2 GiB between them (the receiver offers it pieces to write): the

@@ -17,7 +17,8 @@
  *   irecv (MPI_Wait) or sendrecv, or sends rank D 4 MiB that it never
  *   receives (send: MPI_Send, isend: MPI_Isend and MPI_Wait), and rank D
  *   dies (SIGKILL) -- or midway: rank D dies 100 ms into sending 2 GiB
- *   that rank W's posted receive is taking -- or
+ *   that rank W's posted receive is taking (midway-vector: every other
+ *   int of them, packed as they go) -- or
  *   timeout, where rank D lives on, silent, for 6 s; rank W must fail,
  *   not hang (with D and W given, the other ranks stay 6 s and exit);
  * - with --die-mapping: rank 0 is killed while it waits for the other
@@ -251,13 +252,24 @@ static int orphan(const char *how, int dying, int waiter, bool given)
      * (SIGKILL) 100 ms into it: its header is out by then, and its
      * payload, at well under 20 GB/s, is not. */
     const size_t midway_bytes = (size_t)2 << 30;
+    /* midway-vector: the same with every other int of the 2 GiB, 1 GiB
+     * that the sender packs as it goes. */
+    bool vector = strcmp(how, "midway-vector") == 0;
+    int midway_ints = (int)(midway_bytes / sizeof(int) / (vector ? 2 : 1));
+    if (vector)
+        how = "midway";
     if (strcmp(how, "midway") == 0 && world_rank == dying) {
         char *big = calloc(midway_bytes, 1);
+        MPI_Datatype type = MPI_INT;
+        if (vector) {
+            MPI_Type_vector(midway_ints, 1, 2, MPI_INT, &type);
+            MPI_Type_commit(&type);
+        }
         sleep(1);                       /* the receive is posted by then */
         pthread_t t;
         pthread_create(&t, NULL, kill_soon, (void *)(uintptr_t)100000);
         pthread_detach(t);
-        MPI_Send(big, (int)(midway_bytes / sizeof(int)), MPI_INT, waiter, 7,
+        MPI_Send(big, vector ? 1 : midway_ints, type, waiter, 7,
                  MPI_COMM_WORLD);   /* never returns */
         pause();                        /* killed by then */
         return 0;
@@ -304,8 +316,8 @@ static int orphan(const char *how, int dying, int waiter, bool given)
             free(big);
     } else if (strcmp(how, "midway") == 0) {
         char *big = malloc(midway_bytes);
-        rc = MPI_Recv(big, (int)(midway_bytes / sizeof(int)), MPI_INT, dying,
-                      7, MPI_COMM_WORLD, &status);
+        rc = MPI_Recv(big, midway_ints, MPI_INT, dying, 7, MPI_COMM_WORLD,
+                      &status);
         free(big);
     } else
         rc = MPI_Recv(&x, 1, MPI_INT, dying, 7, MPI_COMM_WORLD, &status);

@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "core/handles.h"
+#include "route/route.h"
 #include "service/intercomm.h"
 #include "service/p2p.h"
 
@@ -73,13 +74,22 @@ int pd_api_send(const char *call, const void *buf, int count,
     if (dest == MPI_PROC_NULL)
         return request == NULL ? MPI_SUCCESS
                                : pd_proc_null_request(call, comm, request);
-    /* A non-contiguous type's data goes packed. */
+    MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
+    size_t bytes = (size_t)count * pd_type_packed(type);
+    /* A large blocking one is packed as it moves, where it can be. */
+    if (request == NULL && !type->contiguous && bytes > 0 &&
+        !pd_route_is_device(buf)) {
+        bool streamed;
+        int rc = pd_p2p_send_streamed(on, buf, type, bytes, dest, tag,
+                                      &streamed, &fail);
+        if (streamed)
+            return rc == MPI_SUCCESS ? rc : pd_raise_fail(comm, call, &fail);
+    }
+    /* Else a non-contiguous type's data goes packed whole. */
     struct pd_type_stage *stage;
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
-    MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
-    if (pd_p2p_send(on, stage != NULL ? stage->packed : buf,
-                    (size_t)count * pd_type_packed(type), dest, tag, request,
-                    call, &fail) != MPI_SUCCESS) {
+    if (pd_p2p_send(on, stage != NULL ? stage->packed : buf, bytes, dest,
+                    tag, request, call, &fail) != MPI_SUCCESS) {
         pd_stage_free(stage);
         return pd_raise_fail(comm, call, &fail);
     }

@@ -7,6 +7,7 @@
 #include "base/hash.h"
 #include "service/p2p_internal.h"
 #include "service/progress.h"
+#include "core/datatype.h"
 #include "core/runtime.h"
 #include "route/route.h"
 
@@ -470,6 +471,36 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
     if (rc != MPI_SUCCESS || request == NULL)
         return rc;
     return pd_done_request(comm, call, request, fail);
+}
+
+/* What a stream packs from. */
+struct pd_stream_src {
+    struct ompi_datatype_t *type;
+    const void *buf;
+};
+
+static void pd_stream_pack(void *ctx, size_t from, size_t n, void *out)
+{
+    const struct pd_stream_src *src = ctx;
+    pd_type_pack(src->type, src->buf, from, n, out);
+}
+
+int pd_p2p_send_streamed(struct ompi_communicator_t *comm, const void *buf,
+                         struct ompi_datatype_t *type, size_t bytes,
+                         int dst, int tag, bool *streamed,
+                         struct pd_fail *fail)
+{
+    *streamed = false;
+    int to = pd_p2p_shm_local(comm, dst);
+    if (to < 0 || bytes < pd_shm_pairs_stream_min() ||
+        pd_p2p_device_runtime(buf, bytes) != NULL)
+        return MPI_SUCCESS;
+    struct pd_p2p *p = pd_p2p_get(comm, fail);
+    if (p == NULL)
+        return MPI_SUCCESS;         /* the whole path reports it */
+    struct pd_stream_src src = { type, buf };
+    return pd_p2p_shm_send_stream(comm, p->cid, bytes, pd_stream_pack, &src,
+                                  dst, to, tag, streamed, fail);
 }
 
 static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,

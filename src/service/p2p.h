@@ -17,6 +17,15 @@
 int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
                 size_t bytes, int dst, int tag, MPI_Request *request,
                 const char *call, struct pd_fail *fail);
+/* A blocking send of items of a non-contiguous type at buf in host
+ * memory (bytes packed): packed piece by piece while it moves where dst
+ * is another rank of this host and the message is large
+ * (backend/shm/pairs.h). *streamed false: nothing was sent; send it
+ * packed whole. */
+int pd_p2p_send_streamed(struct ompi_communicator_t *comm, const void *buf,
+                         struct ompi_datatype_t *type, size_t bytes,
+                         int dst, int tag, bool *streamed,
+                         struct pd_fail *fail);
 /* A blocking send's quickest way, tried first: a small host message to a
  * rank of this host on a communicator that has sent or received before,
  * written into shared memory now. False: send with pd_p2p_send. */

@@ -178,6 +178,8 @@ static bool pd_collect_acks(void)
     while (done != NULL) {
         struct pd_pair_send *s = done;
         done = s->next;
+        if (s->m.pull == PD_PULL_STREAM)
+            pd_shm_pairs_stream_close(pd_q.pairs, s->to);
         pd_send_done(s);
     }
     return moved;
@@ -215,6 +217,8 @@ static bool pd_withdraw(struct pd_pair_send *s, int to, bool *keep)
     pthread_mutex_unlock(&pd_q.awaiting_lock);
     if (found && !*keep && s->m.pull == PD_PULL_FILE && s->name[0] != '\0')
         shm_unlink(s->name);        /* never pushed: nobody reads it */
+    if (found && s->m.kind == PD_PAIR_RTS && s->m.pull == PD_PULL_STREAM)
+        pd_shm_pairs_stream_close(pd_q.pairs, to);
     return found;
 }
 
@@ -366,6 +370,11 @@ static bool pd_push_eager(uint64_t cid, int src, const void *buf,
     return pushed;
 }
 
+static bool pd_enqueue(struct pd_pair_send *s, int to);
+static int pd_wait_sent(struct ompi_communicator_t *comm,
+                        struct pd_pair_send *s, bool on_stack, int dst,
+                        int to, int tag, struct pd_fail *fail);
+
 bool pd_p2p_shm_send_now(struct ompi_communicator_t *comm, uint64_t cid,
                          const void *buf, size_t bytes, int dst, int tag)
 {
@@ -460,6 +469,19 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
         st->queued_tag = tag;
         st->watch = pd_watch_send;
     }
+    bool behind = pd_enqueue(s, to);
+    if (request != NULL) {
+        if (behind)
+            pd_helper_kick();
+        return MPI_SUCCESS;
+    }
+    return pd_wait_sent(comm, s, s == &local, dst, to, tag, fail);
+}
+
+/* s behind what waits for local rank `to`, pushed if it can be now;
+ * whether it still waits. */
+static bool pd_enqueue(struct pd_pair_send *s, int to)
+{
     pd_spin_lock_take(&pd_q.send_lock[to]);
     struct pd_pair_send **q = &pd_q.pending[to];
     while (*q != NULL)
@@ -468,14 +490,17 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
     pd_flush(to);
     bool behind = pd_q.pending[to] != NULL;
     pd_spin_unlock(&pd_q.send_lock[to]);
-    if (request != NULL) {
-        if (behind)
-            pd_helper_kick();
-        return MPI_SUCCESS;
-    }
-    /* Blocking: poll (which also drains what comes in, so two ranks
-     * sending to each other at once both get through) until it is in the
-     * ring, or fetched. */
+    return behind;
+}
+
+/* A blocking send's wait: poll (which also drains what comes in, so two
+ * ranks sending to each other at once both get through) until it is in
+ * the ring, or fetched; s freed unless on_stack, or kept for a receiver
+ * that may still write its word. */
+static int pd_wait_sent(struct ompi_communicator_t *comm,
+                        struct pd_pair_send *s, bool on_stack, int dst,
+                        int to, int tag, struct pd_fail *fail)
+{
     int64_t since = 0, start = 0, next_watch = 0;
     if (!atomic_load_explicit(&s->done, memory_order_acquire)) {
         since = pd_clock_ms();
@@ -493,7 +518,7 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
             bool keep;
             pd_p2p_hopeless(comm, dst, tag, true, since, why, sizeof(why));
             if (why[0] != '\0' && pd_withdraw(s, to, &keep)) {
-                if (!keep && s != &local)
+                if (!keep && !on_stack)
                     free(s);
                 pd_fail_set(fail, MPI_ERR_OTHER, "%s", why);
                 return fail->errclass;
@@ -502,9 +527,40 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
         }
         pd_request_pause(bell, now - start);
     }
-    if (s != &local)
+    if (!on_stack)
         free(s);
     return MPI_SUCCESS;
+}
+
+int pd_p2p_shm_send_stream(struct ompi_communicator_t *comm, uint64_t cid,
+                           size_t bytes, pd_pair_pack_fn pack, void *ctx,
+                           int dst, int to, int tag, bool *streamed,
+                           struct pd_fail *fail)
+{
+    *streamed = false;
+    if (bytes < pd_shm_pairs_stream_min() ||
+        pd_rt.config.shm_p2p == PD_SHM_P2P_COPY)
+        return MPI_SUCCESS;
+    /* On the heap: a send given up may have to outlive this call. */
+    struct pd_pair_send *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return MPI_SUCCESS;         /* packed whole, with its own checks */
+    if (!pd_shm_pairs_stream_open(pd_q.pairs, to, &s->m, bytes, pack, ctx)) {
+        free(s);
+        return MPI_SUCCESS;
+    }
+    *streamed = true;
+    s->to = to;
+    s->dst = dst;
+    s->m.cid = cid;
+    s->m.src = comm->rank;
+    s->m.tag = tag;
+    s->m.ack = (uint64_t)(uintptr_t)&s->acked;
+    s->awaits = true;
+    /* Its first pieces are packed before the receiver asks. */
+    pd_shm_pairs_stream_advance(pd_q.pairs);
+    pd_enqueue(s, to);
+    return pd_wait_sent(comm, s, false, dst, to, tag, fail);
 }
 
 /* ---- the receiving side -------------------------------------------------- */
@@ -747,6 +803,7 @@ static bool pd_poll(void)
         moved |= pd_flush(to);
         pd_spin_unlock(&pd_q.send_lock[to]);
     }
+    moved |= pd_shm_pairs_stream_advance(pd_q.pairs);
     moved |= pd_collect_acks();
     return moved;
 }

@@ -42,7 +42,12 @@ enum pd_pair_kind {
 enum pd_pair_pull {
     PD_PULL_CMA = 0,        /* addr in the sender's memory */
     PD_PULL_FILE = 1,       /* a shared-memory file named by the payload */
+    PD_PULL_STREAM = 2,     /* packed by the sender as the receiver reads
+                               (pd_shm_pairs_stream_open) */
 };
+
+/* Packs bytes [from, from + n) of a message's packed stream to out. */
+typedef void (*pd_pair_pack_fn)(void *ctx, size_t from, size_t n, void *out);
 
 /* One record's header, a cache line. An eager message's data starts in
  * its second half (up to 32 bytes travel in the header's line alone); an
@@ -141,6 +146,36 @@ bool pd_shm_pairs_help(struct pd_shm_pairs *p, int dst,
 bool pd_shm_pairs_acked(struct pd_shm_pairs *p, int dst,
                         const struct pd_pair_msg *m,
                         const _Atomic uint32_t *word);
+
+/*
+ * A message of a non-contiguous datatype, packed while it moves: the
+ * sender packs it a piece at a time into one of two buffers of its own,
+ * which the receiver reads as they fill and marks read, so the packing
+ * and the copy run side by side and the sender holds two pieces, not a
+ * packed copy of the whole message. Every thread of either rank that
+ * waits in pd_shm_pairs_pull or polls (pd_shm_pairs_stream_advance)
+ * moves the packing on, so two ranks that stream to each other at once
+ * both get through.
+ *
+ * Messages of fewer bytes than this go packed whole; so do those to a
+ * rank whose memory this one may not read, or that this one may not read
+ * (pd_shm_pairs_stream_open says which).
+ */
+size_t pd_shm_pairs_stream_min(void);
+/* Begin streaming total bytes to dst, packed by pack(ctx, ...): m
+ * becomes its RTS (kind, pull, bytes, addr and gen set; the caller sets
+ * the rest and ack, and pushes it). False: not possible now (another
+ * stream to dst is under way, no memory, or either side may not read
+ * the other's memory); pack the message whole instead. */
+bool pd_shm_pairs_stream_open(struct pd_shm_pairs *p, int dst,
+                              struct pd_pair_msg *m, size_t total,
+                              pd_pair_pack_fn pack, void *ctx);
+/* Pack what the receivers of this rank's streams have room for; whether
+ * anything was packed. */
+bool pd_shm_pairs_stream_advance(struct pd_shm_pairs *p);
+/* The stream to dst is over (acknowledged, or given up): dst may be
+ * streamed to again. */
+void pd_shm_pairs_stream_close(struct pd_shm_pairs *p, int dst);
 
 /* The fallback: bytes at buf copied into a new shared-memory file whose
  * name goes to name (len >= 64). -1 with why. */
