@@ -1463,10 +1463,11 @@ static void check_large_repeated(void)
     free(out);
 }
 
-/* Messages of 3.6 MB packed (300000 blocks of 3 ints, 5 apart), large
- * enough to be packed piece by piece while they move on one host; the
- * pieces end inside blocks. */
-enum { STREAM_BLOCKS = 300000 };
+/* Messages of 6 MB packed (500000 blocks of 3 ints, 5 apart), large
+ * enough to be packed piece by piece while they move on one host, and
+ * unpacked so where the receive's type is not contiguous; the pieces end
+ * inside blocks. */
+enum { STREAM_BLOCKS = 500000 };
 
 static int stream_value(int rank, long i)
 {
@@ -1511,7 +1512,7 @@ static void check_streamed_p2p(void)
                  stream_want(left, i, STREAM_BLOCKS));
             break;
         }
-    report(&v, "3.6 MB vectors of 3 ints in 5 sent around a ring");
+    report(&v, "6 MB vectors of 3 ints in 5 sent around a ring");
 
     /* Vector to plain ints, a blocking send. */
     MPI_Request q;
@@ -1531,7 +1532,7 @@ static void check_streamed_p2p(void)
             break;
         }
     }
-    report(&v, "a 3.6 MB vector received as plain ints");
+    report(&v, "a 6 MB vector received as plain ints");
 
     /* Into a receive a third shorter: truncated, the sender let go. */
     const int shorter = 2 * STREAM_BLOCKS;
@@ -1553,8 +1554,33 @@ static void check_streamed_p2p(void)
             break;
         }
     }
-    report(&v, "a 3.6 MB vector into a receive of 2.4 MB: MPI_ERR_TRUNCATE, "
+    report(&v, "a 6 MB vector into 4 MB of plain ints: MPI_ERR_TRUNCATE, "
            "what fits delivered");
+
+    /* The same into a vector of two thirds the blocks. */
+    MPI_Datatype shorter_vec;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(shorter / 3, 3, 5, MPI_INT, &shorter_vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&shorter_vec));
+    for (long i = 0; i < ints; i++)
+        recv[i] = -1;
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(recv, 1, shorter_vec, left, 5,
+                                        MPI_COMM_WORLD, &q));
+    check_rc(&v, "MPI_Send", MPI_Send(send, 1, vec, right, 5,
+                                      MPI_COMM_WORLD));
+    rc = MPI_Wait(&q, &st);
+    if (error_class(rc) != MPI_ERR_TRUNCATE)
+        fail(&v, "MPI_Wait gave class %d, expected MPI_ERR_TRUNCATE",
+             error_class(rc));
+    for (long i = 0; i < ints; i++)
+        if (recv[i] != stream_want(left, i, shorter / 3)) {
+            fail(&v, "truncated vector: int %ld is %d, expected %d", i,
+                 recv[i], stream_want(left, i, shorter / 3));
+            break;
+        }
+    MPI_Type_free(&shorter_vec);
+    report(&v, "a 6 MB vector into a vector of 4 MB: MPI_ERR_TRUNCATE, what "
+           "fits delivered");
 
     /* Every other rank to rank 0 at once, received from any source. */
     if (world_rank != 0) {
@@ -1575,7 +1601,7 @@ static void check_streamed_p2p(void)
                 }
         }
     }
-    report(&v, "3.6 MB vectors from every other rank to rank 0 at once");
+    report(&v, "6 MB vectors from every other rank to rank 0 at once");
     MPI_Type_free(&vec);
     free(send);
     free(recv);

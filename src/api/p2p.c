@@ -117,15 +117,14 @@ static int pd_irecv_into(const char *call, void *buf, int count,
     int shift;
     MPI_Comm on = pd_p2p_on(comm, &source, &shift);
     int rc = message != NULL
-                 ? pd_p2p_mrecv(on, message, into, bytes, request, call,
-                                &fail)
-                 : pd_p2p_irecv(on, into, bytes, source, tag, request, call,
-                                &fail);
+                 ? pd_p2p_mrecv(on, message, into, bytes, stage, request,
+                                call, &fail)
+                 : pd_p2p_irecv(on, into, bytes, stage, source, tag, request,
+                                call, &fail);
     if (rc != MPI_SUCCESS) {
         pd_stage_free(stage);
         return pd_raise_fail(comm, call, &fail);
     }
-    (*request)->state->type_stages = stage;
     (*request)->state->source_shift = shift;
     return MPI_SUCCESS;
 }

@@ -50,6 +50,8 @@ int pd_stage_unpack(const struct pd_type_stage *st, size_t limit)
 {
     int rc = 0;
     for (; st != NULL; st = st->next) {
+        if (st->unpacked)
+            continue;
         bool wrote = false;
         for (size_t i = 0; i < st->n; i++) {
             const struct pd_stage_block *b = &st->blocks[i];
@@ -67,6 +69,28 @@ int pd_stage_unpack(const struct pd_type_stage *st, size_t limit)
             rc = -1;
     }
     return rc;
+}
+
+bool pd_stage_by_pieces(const struct pd_type_stage *st)
+{
+    return st != NULL && st->next == NULL && st->mirror == NULL;
+}
+
+void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n)
+{
+    st->unpacked = true;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct pd_stage_block *b = &st->blocks[i];
+        size_t lo = b->offset, hi = lo + b->count * pd_type_packed(b->type);
+        if (!b->out || hi <= from || lo >= from + n)
+            continue;
+        if (lo < from)
+            lo = from;
+        if (hi > from + n)
+            hi = from + n;
+        pd_type_unpack(b->type, b->user, lo - b->offset, hi - lo,
+                       st->packed + lo);
+    }
 }
 
 void pd_stage_free(struct pd_type_stage *st)

@@ -35,6 +35,7 @@ struct pd_type_stage {
     void *mirror_of;
     size_t mirror_bytes;
     int (*copy_back)(void *device, const void *host, size_t bytes);
+    bool unpacked;                  /* piece by piece, as it arrived */
     struct pd_type_stage *next;     /* a request's list */
 };
 
@@ -53,6 +54,13 @@ int pd_stage_pack(struct pd_type_stage *st);
  * its buffer: the rest of the user's buffer stays as it was). -1: a
  * mirror did not go back to device memory. */
 int pd_stage_unpack(const struct pd_type_stage *st, size_t limit);
+/* Bytes [from, from + n) of st's scratch buffer unpacked into the
+ * out-blocks now, while they are in the cache: a message that arrives a
+ * piece at a time (in order, each piece once), after which
+ * pd_stage_unpack leaves st alone. Only for a lone stage of host memory
+ * (pd_stage_by_pieces). */
+bool pd_stage_by_pieces(const struct pd_type_stage *st);
+void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n);
 /* st and the stages after it. */
 void pd_stage_free(struct pd_type_stage *st);
 

@@ -57,7 +57,7 @@ static int pd_inter_recv_exact(struct ompi_communicator_t *peer, int from,
     MPI_Request req = NULL;
     MPI_Status status;
     bool failed = false;
-    if (pd_p2p_irecv(peer, buf, bytes, from, tag, &req, pd_create_call,
+    if (pd_p2p_irecv(peer, buf, bytes, NULL, from, tag, &req, pd_create_call,
                      fail) != MPI_SUCCESS ||
         pd_inter_wait(&req, &status, fail, &failed) != 0)
         return -1;

@@ -628,7 +628,8 @@ static void pd_p2p_post(struct pd_p2p *p, struct ompi_communicator_t *comm,
 }
 
 int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
-                 int src, int tag, MPI_Request *request, const char *call,
+                 struct pd_type_stage *stage, int src, int tag,
+                 MPI_Request *request, const char *call,
                  struct pd_fail *fail)
 {
     struct pd_p2p *p = pd_p2p_get(comm, fail);
@@ -640,6 +641,7 @@ int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
                            fail) != MPI_SUCCESS)
         return fail->errclass;
     pd_receive_state(req->state, comm, src);
+    req->state->type_stages = stage;    /* before anything may match */
     *request = req;
     pd_p2p_post(p, comm, posted, src, tag);
     return MPI_SUCCESS;
@@ -680,8 +682,9 @@ int pd_p2p_recv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
 }
 
 int pd_p2p_mrecv(struct ompi_communicator_t *comm, struct pd_message *m,
-                 void *buf, size_t capacity, MPI_Request *request,
-                 const char *call, struct pd_fail *fail)
+                 void *buf, size_t capacity, struct pd_type_stage *stage,
+                 MPI_Request *request, const char *call,
+                 struct pd_fail *fail)
 {
     struct pd_p2p *p = pd_p2p_get(comm, fail);
     struct ompi_request_t *req;
@@ -696,6 +699,7 @@ int pd_p2p_mrecv(struct ompi_communicator_t *comm, struct pd_message *m,
         free(m);
         return fail->errclass;
     }
+    req->state->type_stages = stage;
     *request = req;
     pthread_mutex_lock(&p->lock);
     pd_receive_queued(posted, m);
@@ -817,8 +821,8 @@ int pd_p2p_issend(struct ompi_communicator_t *comm, const void *buf,
      * the wait for the receipt, which comes after the data has arrived.
      * A receipt that arrives first waits among the unexpected. */
     pd_request_release(&data);
-    if (pd_p2p_irecv(comm, NULL, 0, dst, PD_TAG_RECEIPT(tag), request, call,
-                     fail) != MPI_SUCCESS)
+    if (pd_p2p_irecv(comm, NULL, 0, NULL, dst, PD_TAG_RECEIPT(tag), request,
+                     call, fail) != MPI_SUCCESS)
         return fail->errclass;
     (*request)->state->receive = false;     /* MPI_Cancel: a send */
     (*request)->state->sync_send = true;

@@ -72,9 +72,13 @@ void pd_p2p_receive_left(void);
 void pd_p2p_send_receipts(void);
 
 /* Post a receive of at most capacity bytes from src (or MPI_ANY_SOURCE)
- * with tag (or MPI_ANY_TAG); *request completes with the status. */
+ * with tag (or MPI_ANY_TAG); *request completes with the status. stage:
+ * where buf is the scratch buffer of a non-contiguous receive (else
+ * NULL), its stage, the request's once this succeeds (unpacked as the
+ * request completes, or piece by piece as a message streams in). */
 int pd_p2p_irecv(struct ompi_communicator_t *comm, void *buf, size_t capacity,
-                 int src, int tag, MPI_Request *request, const char *call,
+                 struct pd_type_stage *stage, int src, int tag,
+                 MPI_Request *request, const char *call,
                  struct pd_fail *fail);
 
 /* MPI_Recv's own: the same receive, waited for here on a request of the
@@ -101,10 +105,12 @@ int pd_p2p_probe(struct ompi_communicator_t *comm, int src, int tag,
                  struct pd_message **taken, struct pd_fail *fail);
 
 /* Receive m, taken by a matched probe on comm, into at most capacity
- * bytes at buf; *request completes with the status. Frees m. */
+ * bytes at buf (stage: as for pd_p2p_irecv); *request completes with the
+ * status. Frees m. */
 int pd_p2p_mrecv(struct ompi_communicator_t *comm, struct pd_message *m,
-                 void *buf, size_t capacity, MPI_Request *request,
-                 const char *call, struct pd_fail *fail);
+                 void *buf, size_t capacity, struct pd_type_stage *stage,
+                 MPI_Request *request, const char *call,
+                 struct pd_fail *fail);
 
 /* Messages on comm may travel over the host backend's connections (a
  * rank of another host, or no shared-memory queues to reach one). */

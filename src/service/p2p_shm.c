@@ -22,6 +22,7 @@
 #include "base/spin_lock.h"
 #include "coll/hier.h"
 #include "core/runtime.h"
+#include "core/type_stage.h"
 #include "service/p2p_internal.h"
 
 /* A send through the queues: pending (not in the ring yet, in order per
@@ -573,14 +574,25 @@ static struct pd_p2p *pd_known(uint64_t cid)
     return NULL;
 }
 
+/* A piece of a stream into the receive's scratch buffer: into the
+ * user's buffer at once, while it is in the cache. */
+static void pd_unpack_piece(void *stage, size_t from, size_t n)
+{
+    pd_stage_unpack_piece(stage, from, n);
+}
+
 void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,
                       struct pd_rts *rts)
 {
     size_t bytes = (size_t)rts->m.bytes;
     size_t n = bytes <= posted->capacity ? bytes : posted->capacity;
+    struct pd_type_stage *stage =
+        posted->st != NULL ? posted->st->type_stages : NULL;
+    bool pieces = pd_stage_by_pieces(stage);
     char why[400];
     if (pd_shm_pairs_pull(pd_q.pairs, rts->from, &rts->m, rts->name,
-                          posted->buf, n, why, sizeof(why)) != 0) {
+                          posted->buf, n, pieces ? pd_unpack_piece : NULL,
+                          stage, why, sizeof(why)) != 0) {
         pd_shm_pairs_done(pd_q.pairs, rts->from, &rts->m, rts->name);
         char msg[520];
         snprintf(msg, sizeof(msg), "receiving %zu bytes from rank %d (tag "

@@ -88,15 +88,15 @@ struct pd_pair_help {
  * one from the pair's previous stream reads as nothing done.
  *
  * Measured at np 2, a ping-pong of every other double from one such
- * vector into another, three alternating runs against packing whole
- * (bench/results/summary.md): in pieces of 128 KiB, 2 MiB takes 272-291
- * us against 292-315, 8 MiB 1.62-1.84 ms against 2.09-2.19; below 2 MiB
- * it is no faster (1 MiB 127-147 against 124-135 us, 512 KiB 68-75
- * against 59-66), and pieces of 64 KiB were slower at every size, of
- * 256 KiB no faster.
+ * vector into another (the receiver unpacks each piece as it lands),
+ * medians of six alternating runs against packing whole
+ * (bench/results/summary.md): in pieces of 128 KiB, 4 MiB 725 against
+ * 763 us, 8 MiB 1.82 against 2.19 ms, 16 MiB 4.16 against 4.53 ms; 2
+ * MiB was slower (356 against 313 us), and so was every size without
+ * the receiver's unpacking piece by piece (2 MiB 421, 8 MiB 2.02 ms).
  */
 #define PD_PAIRS_STREAM_PIECE ((size_t)128 << 10)
-#define PD_PAIRS_STREAM_MIN ((size_t)2 << 20)
+#define PD_PAIRS_STREAM_MIN ((size_t)4 << 20)
 
 struct pd_pair_stream {
     _Atomic uint64_t packed;        /* sender: bytes of stream gen packed */
@@ -740,7 +740,8 @@ void pd_shm_pairs_stream_close(struct pd_shm_pairs *p, int dst)
  * rank that waits for it still packs. */
 static int pd_pull_stream(struct pd_shm_pairs *p, int src,
                           const struct pd_pair_msg *rts, void *dst, size_t n,
-                          char *why, size_t len)
+                          pd_pair_got_fn got_fn, void *got_ctx, char *why,
+                          size_t len)
 {
     pid_t pid = (pid_t)p->seg->pids[src];
     struct pd_pair_stream *sh = &pd_queue(p, src, p->rank)->stream;
@@ -766,17 +767,21 @@ static int pd_pull_stream(struct pd_shm_pairs *p, int src,
                          rts->addr + (k % 2) * PD_PAIRS_STREAM_PIECE, want,
                          why, len) != 0)
             return -1;
-        got += want;
+        /* The sender may fill its buffer again while this one is used. */
         atomic_store_explicit(&sh->taken, end, memory_order_release);
         /* A sender asleep in its wait packs the next piece only awake. */
         pd_wake_sleeper(p, src);
+        if (got_fn != NULL)
+            got_fn(got_ctx, got, want);
+        got += want;
     }
     return 0;
 }
 
 int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
                       const struct pd_pair_msg *rts, const char *name,
-                      void *dst, size_t n, char *why, size_t len)
+                      void *dst, size_t n, pd_pair_got_fn got, void *got_ctx,
+                      char *why, size_t len)
 {
     if (n == 0)
         return 0;
@@ -797,7 +802,7 @@ int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
         return 0;
     }
     if (rts->pull == PD_PULL_STREAM)
-        return pd_pull_stream(p, src, rts, dst, n, why, len);
+        return pd_pull_stream(p, src, rts, dst, n, got, got_ctx, why, len);
     pid_t pid = (pid_t)p->seg->pids[src];
     struct pd_pair_help *h = &pd_queue(p, src, p->rank)->help;
     /* One offer per pair at a time: another thread of this rank pulling
