@@ -1582,6 +1582,61 @@ static void check_streamed_p2p(void)
     report(&v, "a 6 MB vector into a vector of 4 MB: MPI_ERR_TRUNCATE, what "
            "fits delivered");
 
+    /* Nonblocking, a halo exchange's pattern: receives, sends, Waitall. */
+    int *recv2 = malloc(ints * sizeof(int)), *send2 = malloc(ints * sizeof(int));
+    stream_fill(send2, world_rank + world_size);
+    for (long i = 0; i < ints; i++)
+        recv[i] = recv2[i] = -1;
+    MPI_Request qs[4];
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(recv, 1, vec, left, 6,
+                                        MPI_COMM_WORLD, &qs[0]));
+    check_rc(&v, "MPI_Irecv", MPI_Irecv(recv2, 1, vec, left, 6,
+                                        MPI_COMM_WORLD, &qs[1]));
+    /* Two to one rank at once: the second may not stream beside the
+     * first, and must still arrive second. */
+    check_rc(&v, "MPI_Isend", MPI_Isend(send, 1, vec, right, 6,
+                                        MPI_COMM_WORLD, &qs[2]));
+    check_rc(&v, "MPI_Isend", MPI_Isend(send2, 1, vec, right, 6,
+                                        MPI_COMM_WORLD, &qs[3]));
+    check_rc(&v, "MPI_Waitall", MPI_Waitall(4, qs, MPI_STATUSES_IGNORE));
+    for (long i = 0; i < ints; i++)
+        if (recv[i] != stream_want(left, i, STREAM_BLOCKS) ||
+            recv2[i] != stream_want(left + world_size, i, STREAM_BLOCKS)) {
+            fail(&v, "nonblocking: int %ld is %d and %d, expected %d and %d",
+                 i, recv[i], recv2[i], stream_want(left, i, STREAM_BLOCKS),
+                 stream_want(left + world_size, i, STREAM_BLOCKS));
+            break;
+        }
+    report(&v, "two 6 MB vectors each way around a ring, nonblocking, in "
+           "order");
+
+    /* MPI's progress rule: a sender that goes on to a barrier, which its
+     * receiver reaches only once it has the message. */
+    for (long i = 0; i < ints; i++)
+        recv[i] = -1;
+    check_rc(&v, "MPI_Isend", MPI_Isend(send, 1, vec, right, 7,
+                                        MPI_COMM_WORLD, &q));
+    if (world_rank % 2 == 1 || world_size == 1) {
+        check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+        check_rc(&v, "MPI_Recv", MPI_Recv(recv, 1, vec, left, 7,
+                                          MPI_COMM_WORLD, &st));
+    } else {
+        check_rc(&v, "MPI_Recv", MPI_Recv(recv, 1, vec, left, 7,
+                                          MPI_COMM_WORLD, &st));
+        check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+    }
+    check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+    for (long i = 0; i < ints; i++)
+        if (recv[i] != stream_want(left, i, STREAM_BLOCKS)) {
+            fail(&v, "across a barrier: int %ld is %d, expected %d", i,
+                 recv[i], stream_want(left, i, STREAM_BLOCKS));
+            break;
+        }
+    report(&v, "a 6 MB vector sent nonblocking to a rank that receives it "
+           "after a barrier");
+    free(recv2);
+    free(send2);
+
     /* Every other rank to rank 0 at once, received from any source. */
     if (world_rank != 0) {
         check_rc(&v, "MPI_Send", MPI_Send(send, 1, vec, 0, 4,

@@ -7,7 +7,6 @@
 
 #include "api/api.h"
 #include "core/handles.h"
-#include "route/route.h"
 #include "service/intercomm.h"
 #include "service/p2p.h"
 
@@ -76,17 +75,24 @@ int pd_api_send(const char *call, const void *buf, int count,
                                : pd_proc_null_request(call, comm, request);
     MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
     size_t bytes = (size_t)count * pd_type_packed(type);
-    /* A large blocking one is packed as it moves, where it can be. */
-    if (request == NULL && !type->contiguous && bytes > 0 &&
-        !pd_route_is_device(buf)) {
+    /* A large non-contiguous one is packed as it moves, where it can be;
+     * else a non-contiguous type's data goes packed whole. */
+    struct pd_type_stage *stage;
+    if (!type->contiguous && pd_p2p_may_stream(on, dest, buf, bytes)) {
+        if ((stage = pd_stage_new()) == NULL ||
+            pd_stage_add(stage, (void *)buf, type, (size_t)count, 0, true,
+                         false) != 0) {
+            pd_stage_free(stage);
+            return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
+        }
         bool streamed;
-        int rc = pd_p2p_send_streamed(on, buf, type, bytes, dest, tag,
-                                      &streamed, &fail);
+        int rc = pd_p2p_send_streamed(on, stage, bytes, dest, tag, request,
+                                      call, &streamed, &fail);
+        if (!streamed || request == NULL)
+            pd_stage_free(stage);   /* else the request's */
         if (streamed)
             return rc == MPI_SUCCESS ? rc : pd_raise_fail(comm, call, &fail);
     }
-    /* Else a non-contiguous type's data goes packed whole. */
-    struct pd_type_stage *stage;
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
     if (pd_p2p_send(on, stage != NULL ? stage->packed : buf, bytes, dest,
                     tag, request, call, &fail) != MPI_SUCCESS) {

@@ -76,20 +76,39 @@ bool pd_stage_by_pieces(const struct pd_type_stage *st)
     return st != NULL && st->next == NULL && st->mirror == NULL;
 }
 
+/* Block b's share of bytes [from, from + n) of the scratch buffer: its
+ * first byte there, and how many (0: none). */
+static size_t pd_block_share(const struct pd_stage_block *b, size_t from,
+                             size_t n, size_t *lo)
+{
+    size_t hi = b->offset + b->count * pd_type_packed(b->type);
+    *lo = b->offset > from ? b->offset : from;
+    if (hi > from + n)
+        hi = from + n;
+    return hi > *lo ? hi - *lo : 0;
+}
+
 void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n)
 {
     st->unpacked = true;
     for (size_t i = 0; i < st->n; i++) {
         const struct pd_stage_block *b = &st->blocks[i];
-        size_t lo = b->offset, hi = lo + b->count * pd_type_packed(b->type);
-        if (!b->out || hi <= from || lo >= from + n)
-            continue;
-        if (lo < from)
-            lo = from;
-        if (hi > from + n)
-            hi = from + n;
-        pd_type_unpack(b->type, b->user, lo - b->offset, hi - lo,
-                       st->packed + lo);
+        size_t lo, len = pd_block_share(b, from, n, &lo);
+        if (b->out && len > 0)
+            pd_type_unpack(b->type, b->user, lo - b->offset, len,
+                           st->packed + lo);
+    }
+}
+
+void pd_stage_pack_piece(const struct pd_type_stage *st, size_t from,
+                         size_t n, void *out)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        const struct pd_stage_block *b = &st->blocks[i];
+        size_t lo, len = pd_block_share(b, from, n, &lo);
+        if (b->in && len > 0)
+            pd_type_pack(b->type, b->user, lo - b->offset, len,
+                         (char *)out + (lo - from));
     }
 }
 

@@ -61,6 +61,10 @@ int pd_stage_unpack(const struct pd_type_stage *st, size_t limit);
  * (pd_stage_by_pieces). */
 bool pd_stage_by_pieces(const struct pd_type_stage *st);
 void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n);
+/* ... and the other way: bytes [from, from + n) of what the in-blocks
+ * pack to, packed to out now (st needs no scratch buffer for it). */
+void pd_stage_pack_piece(const struct pd_type_stage *st, size_t from,
+                         size_t n, void *out);
 /* st and the stages after it. */
 void pd_stage_free(struct pd_type_stage *st);
 

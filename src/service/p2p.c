@@ -7,7 +7,6 @@
 #include "base/hash.h"
 #include "service/p2p_internal.h"
 #include "service/progress.h"
-#include "core/datatype.h"
 #include "core/runtime.h"
 #include "route/route.h"
 
@@ -473,34 +472,27 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
     return pd_done_request(comm, call, request, fail);
 }
 
-/* What a stream packs from. */
-struct pd_stream_src {
-    struct ompi_datatype_t *type;
-    const void *buf;
-};
-
-static void pd_stream_pack(void *ctx, size_t from, size_t n, void *out)
+bool pd_p2p_may_stream(struct ompi_communicator_t *comm, int dst,
+                       const void *buf, size_t bytes)
 {
-    const struct pd_stream_src *src = ctx;
-    pd_type_pack(src->type, src->buf, from, n, out);
+    return pd_p2p_shm_local(comm, dst) >= 0 &&
+           bytes >= pd_shm_pairs_stream_min() &&
+           pd_rt.config.shm_p2p != PD_SHM_P2P_COPY &&
+           pd_p2p_device_runtime(buf, bytes) == NULL;
 }
 
-int pd_p2p_send_streamed(struct ompi_communicator_t *comm, const void *buf,
-                         struct ompi_datatype_t *type, size_t bytes,
-                         int dst, int tag, bool *streamed,
-                         struct pd_fail *fail)
+int pd_p2p_send_streamed(struct ompi_communicator_t *comm,
+                         struct pd_type_stage *stage, size_t bytes, int dst,
+                         int tag, MPI_Request *request, const char *call,
+                         bool *streamed, struct pd_fail *fail)
 {
     *streamed = false;
-    int to = pd_p2p_shm_local(comm, dst);
-    if (to < 0 || bytes < pd_shm_pairs_stream_min() ||
-        pd_p2p_device_runtime(buf, bytes) != NULL)
-        return MPI_SUCCESS;
     struct pd_p2p *p = pd_p2p_get(comm, fail);
     if (p == NULL)
         return MPI_SUCCESS;         /* the whole path reports it */
-    struct pd_stream_src src = { type, buf };
-    return pd_p2p_shm_send_stream(comm, p->cid, bytes, pd_stream_pack, &src,
-                                  dst, to, tag, streamed, fail);
+    return pd_p2p_shm_send_stream(comm, p->cid, stage, bytes, dst,
+                                  pd_p2p_shm_local(comm, dst), tag, request,
+                                  call, streamed, fail);
 }
 
 static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,

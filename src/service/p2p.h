@@ -17,15 +17,21 @@
 int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
                 size_t bytes, int dst, int tag, MPI_Request *request,
                 const char *call, struct pd_fail *fail);
-/* A blocking send of items of a non-contiguous type at buf in host
- * memory (bytes packed): packed piece by piece while it moves where dst
- * is another rank of this host and the message is large
- * (backend/shm/pairs.h). *streamed false: nothing was sent; send it
- * packed whole. */
-int pd_p2p_send_streamed(struct ompi_communicator_t *comm, const void *buf,
-                         struct ompi_datatype_t *type, size_t bytes,
-                         int dst, int tag, bool *streamed,
-                         struct pd_fail *fail);
+/* Whether a send of bytes at buf (packed) to dst may be packed piece by
+ * piece while it moves (pd_p2p_send_streamed): dst another rank of this
+ * host, a large message, host memory. */
+bool pd_p2p_may_stream(struct ompi_communicator_t *comm, int dst,
+                       const void *buf, size_t bytes);
+/* Send the bytes that stage's in-blocks pack to (a stage without a
+ * scratch buffer) to dst, packed piece by piece as the receiver reads
+ * them (backend/shm/pairs.h). request NULL: blocking, stage the caller's
+ * still; else *request completes the send and owns stage. *streamed
+ * false: not possible now, nothing sent, stage still the caller's; send
+ * it packed whole. */
+int pd_p2p_send_streamed(struct ompi_communicator_t *comm,
+                         struct pd_type_stage *stage, size_t bytes, int dst,
+                         int tag, MPI_Request *request, const char *call,
+                         bool *streamed, struct pd_fail *fail);
 /* A blocking send's quickest way, tried first: a small host message to a
  * rank of this host on a communicator that has sent or received before,
  * written into shared memory now. False: send with pd_p2p_send. */

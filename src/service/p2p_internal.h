@@ -79,11 +79,11 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
                     const void *buf, size_t bytes, int dst, int to, int tag,
                     MPI_Request *request, const char *call,
                     struct pd_fail *fail);
-/* A blocking send to local rank `to` of bytes that pack(ctx, ...) packs
- * as they move; *streamed false: not possible now, nothing sent. */
+/* pd_p2p_send_streamed to local rank `to`. */
 int pd_p2p_shm_send_stream(struct ompi_communicator_t *comm, uint64_t cid,
-                           size_t bytes, pd_pair_pack_fn pack, void *ctx,
-                           int dst, int to, int tag, bool *streamed,
+                           struct pd_type_stage *stage, size_t bytes, int dst,
+                           int to, int tag, MPI_Request *request,
+                           const char *call, bool *streamed,
                            struct pd_fail *fail);
 /* A blocking send's quickest way: an eager message to a rank of this
  * host written into its ring now; false where it cannot go so (another

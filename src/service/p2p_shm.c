@@ -242,7 +242,8 @@ static void pd_watch_send(struct ompi_request_t *req, int64_t since)
 
 /* The helper, for MPI's progress rule: while sends wait for room in a
  * ring, it pushes them on, so that a sender in a collective or computing
- * does not hold up a receiver that waits for them; and while receives
+ * does not hold up a receiver that waits for them; it packs the pieces
+ * of nonblocking sends that stream, for the same reason; and while receives
  * are posted, it takes what arrives for them, so that a synchronous send
  * to a rank that posted its receive and went on to a collective gets its
  * receipt. It sleeps when neither waits. */
@@ -274,7 +275,7 @@ static bool pd_fetches_pending(void)
 static bool pd_anything_pending(void)
 {
     return pd_sends_pending() || pd_receives_posted() ||
-           pd_fetches_pending();
+           pd_fetches_pending() || pd_shm_pairs_streaming(pd_q.pairs);
 }
 
 static bool pd_run_fetches(void);
@@ -323,6 +324,7 @@ static void *pd_helper_main(void *arg)
         /* Naps grow while nothing arrives: a receive posted long before
          * its message costs little. */
         bool fetched = pd_run_fetches();
+        fetched |= pd_shm_pairs_stream_advance(pd_q.pairs);
         if (pd_drain() || fetched)
             nap_ns = 50000;
         else if (nap_ns < 1000000)
@@ -369,6 +371,20 @@ static bool pd_push_eager(uint64_t cid, int src, const void *buf,
                   pd_shm_pairs_push(pd_q.pairs, to, &m, buf);
     pd_spin_unlock(&pd_q.send_lock[to]);
     return pushed;
+}
+
+/* s is the send of request st (before it is queued: its watch and the
+ * polls of other threads may look at it from then on). */
+static void pd_send_request(struct pd_pair_send *s,
+                            struct pd_request_state *st, int to, int dst,
+                            int tag)
+{
+    s->req = st;
+    st->queued = s;
+    st->queued_to = to;
+    st->queued_dst = dst;
+    st->queued_tag = tag;
+    st->watch = pd_watch_send;
 }
 
 static bool pd_enqueue(struct pd_pair_send *s, int to);
@@ -460,15 +476,7 @@ int pd_p2p_shm_send(struct ompi_communicator_t *comm, uint64_t cid,
             pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory");
             return fail->errclass;
         }
-        /* Before it is queued: its watch and the polls of other
-         * threads may look at it from then on. */
-        struct pd_request_state *st = (*request)->state;
-        s->req = st;
-        st->queued = s;
-        st->queued_to = to;
-        st->queued_dst = dst;
-        st->queued_tag = tag;
-        st->watch = pd_watch_send;
+        pd_send_request(s, (*request)->state, to, dst, tag);
     }
     bool behind = pd_enqueue(s, to);
     if (request != NULL) {
@@ -533,20 +541,31 @@ static int pd_wait_sent(struct ompi_communicator_t *comm,
     return MPI_SUCCESS;
 }
 
+/* A stream's packer: the send's stage. */
+static void pd_pack_piece(void *stage, size_t from, size_t n, void *out)
+{
+    pd_stage_pack_piece(stage, from, n, out);
+}
+
 int pd_p2p_shm_send_stream(struct ompi_communicator_t *comm, uint64_t cid,
-                           size_t bytes, pd_pair_pack_fn pack, void *ctx,
-                           int dst, int to, int tag, bool *streamed,
+                           struct pd_type_stage *stage, size_t bytes, int dst,
+                           int to, int tag, MPI_Request *request,
+                           const char *call, bool *streamed,
                            struct pd_fail *fail)
 {
     *streamed = false;
-    if (bytes < pd_shm_pairs_stream_min() ||
-        pd_rt.config.shm_p2p == PD_SHM_P2P_COPY)
-        return MPI_SUCCESS;
     /* On the heap: a send given up may have to outlive this call. */
     struct pd_pair_send *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return MPI_SUCCESS;         /* packed whole, with its own checks */
-    if (!pd_shm_pairs_stream_open(pd_q.pairs, to, &s->m, bytes, pack, ctx)) {
+    if (request != NULL && (*request = pd_request_new(comm, call)) == NULL) {
+        free(s);
+        return MPI_SUCCESS;
+    }
+    if (!pd_shm_pairs_stream_open(pd_q.pairs, to, &s->m, bytes,
+                                  pd_pack_piece, stage)) {
+        if (request != NULL)
+            pd_request_release(request);
         free(s);
         return MPI_SUCCESS;
     }
@@ -558,9 +577,18 @@ int pd_p2p_shm_send_stream(struct ompi_communicator_t *comm, uint64_t cid,
     s->m.tag = tag;
     s->m.ack = (uint64_t)(uintptr_t)&s->acked;
     s->awaits = true;
+    if (request != NULL) {
+        (*request)->state->type_stages = stage;
+        pd_send_request(s, (*request)->state, to, dst, tag);
+    }
     /* Its first pieces are packed before the receiver asks. */
     pd_shm_pairs_stream_advance(pd_q.pairs);
     pd_enqueue(s, to);
+    if (request != NULL) {
+        /* The helper packs while the program is elsewhere. */
+        pd_helper_kick();
+        return MPI_SUCCESS;
+    }
     return pd_wait_sent(comm, s, false, dst, to, tag, fail);
 }
 

@@ -704,6 +704,11 @@ static bool pd_stream_fill(struct pd_shm_pairs *p, int dst,
     return moved;
 }
 
+bool pd_shm_pairs_streaming(struct pd_shm_pairs *p)
+{
+    return atomic_load_explicit(&p->streams_open, memory_order_relaxed) > 0;
+}
+
 bool pd_shm_pairs_stream_advance(struct pd_shm_pairs *p)
 {
     if (atomic_load_explicit(&p->streams_open, memory_order_relaxed) == 0)

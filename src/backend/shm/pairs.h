@@ -177,6 +177,8 @@ size_t pd_shm_pairs_stream_min(void);
 bool pd_shm_pairs_stream_open(struct pd_shm_pairs *p, int dst,
                               struct pd_pair_msg *m, size_t total,
                               pd_pair_pack_fn pack, void *ctx);
+/* Whether a stream of this rank's is under way. */
+bool pd_shm_pairs_streaming(struct pd_shm_pairs *p);
 /* Pack what the receivers of this rank's streams have room for; whether
  * anything was packed. */
 bool pd_shm_pairs_stream_advance(struct pd_shm_pairs *p);
