@@ -56,7 +56,7 @@ PDMPI_SHM=0 PDMPI_TIMEOUT=60 timed \
 # sender, instead of waiting for the next piece.
 PDMPI_TIMEOUT=60 timed \
     "PaddlePaddle-style np 2, shared memory: a sender killed while it packs 1 GiB" \
-    10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*receiving 1073741824 bytes from rank 0 \(tag 7\): the sender \(pid [0-9]+\) is gone while it packed the message" \
+    10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*receiving 1073741824 bytes from rank 0 \(tag 7\): the sender \(pid [0-9]+\) is gone while packing the message" \
     paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway-vector
 
 # On one host the same sender dies while it and its receiver copy the

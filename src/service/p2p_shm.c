@@ -558,14 +558,13 @@ int pd_p2p_shm_send_stream(struct ompi_communicator_t *comm, uint64_t cid,
     struct pd_pair_send *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return MPI_SUCCESS;         /* packed whole, with its own checks */
-    if (request != NULL && (*request = pd_request_new(comm, call)) == NULL) {
+    if (!pd_shm_pairs_stream_open(pd_q.pairs, to, &s->m, bytes,
+                                  pd_pack_piece, stage)) {
         free(s);
         return MPI_SUCCESS;
     }
-    if (!pd_shm_pairs_stream_open(pd_q.pairs, to, &s->m, bytes,
-                                  pd_pack_piece, stage)) {
-        if (request != NULL)
-            pd_request_release(request);
+    if (request != NULL && (*request = pd_request_new(comm, call)) == NULL) {
+        pd_shm_pairs_stream_close(pd_q.pairs, to);
         free(s);
         return MPI_SUCCESS;
     }

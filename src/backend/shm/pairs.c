@@ -499,7 +499,7 @@ struct pd_sender_wait {
 
 /* One turn of waiting for the sender pid (w zeroed before the first):
  * poll, then yield. -1 with why once the sender is gone or has not
- * finished what it was doing (doing: "copied its share of") within
+ * finished what it was doing (doing: "copying its share of") within
  * PDMPI_TIMEOUT. */
 static int pd_sender_wait(struct pd_shm_pairs *p, pid_t pid,
                           struct pd_sender_wait *w, const char *doing,
@@ -519,14 +519,14 @@ static int pd_sender_wait(struct pd_shm_pairs *p, pid_t pid,
         return 0;
     w->next_check += PD_PAIRS_LIVENESS_NS;
     if (pd_process_gone(pid)) {
-        snprintf(why, len, "the sender (pid %d) is gone while it %s the "
+        snprintf(why, len, "the sender (pid %d) is gone while %s the "
                  "message", (int)pid, doing);
         return -1;
     }
     if (p->seg->timeout_ms > 0 &&
         waited / 1000000 >= (int64_t)p->seg->timeout_ms) {
-        snprintf(why, len, "the sender (pid %d) %s the message and did not "
-                 "finish within PDMPI_TIMEOUT (%d s)", (int)pid, doing,
+        snprintf(why, len, "the sender (pid %d) did not finish %s the "
+                 "message within PDMPI_TIMEOUT (%d s)", (int)pid, doing,
                  p->seg->timeout_ms / 1000);
         return -1;
     }
@@ -585,7 +585,7 @@ static int pd_pull_shared(struct pd_shm_pairs *p, int src,
     }
     struct pd_sender_wait w = { 0, 0 };
     while (atomic_load_explicit(&h->done, memory_order_acquire) < n) {
-        if (pd_sender_wait(p, pid, &w, "copied its share of", why, len) !=
+        if (pd_sender_wait(p, pid, &w, "copying its share of", why, len) !=
             0) {
             rc = -1;
             break;
@@ -764,7 +764,7 @@ static int pd_pull_stream(struct pd_shm_pairs *p, int src,
                atomic_load_explicit(&sh->packed, memory_order_acquire) <
                    end) {
             if (!pd_shm_pairs_stream_advance(p) &&
-                pd_sender_wait(p, pid, &w, "packed", why, len) != 0)
+                pd_sender_wait(p, pid, &w, "packing", why, len) != 0)
                 return -1;
         }
         size_t want = (end < n ? end : n) - got;
