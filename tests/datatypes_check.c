@@ -1487,6 +1487,19 @@ static void stream_fill(int *buf, int rank)
         buf[i] = stream_want(rank, i, STREAM_BLOCKS);
 }
 
+/* buf holds what stream_fill put in rank's buffer, as far as the first
+ * blocks of the vector reach, and -1 elsewhere; else a failure. */
+static void stream_check(struct verdict *v, const int *buf, int rank,
+                         long blocks, const char *what)
+{
+    for (long i = 0; i < 5L * STREAM_BLOCKS; i++)
+        if (buf[i] != stream_want(rank, i, blocks)) {
+            fail(v, "%s: int %ld is %d, expected %d", what, i, buf[i],
+                 stream_want(rank, i, blocks));
+            return;
+        }
+}
+
 static void check_streamed_p2p(void)
 {
     struct verdict v = {""};
@@ -1506,12 +1519,7 @@ static void check_streamed_p2p(void)
     check_rc(&v, "MPI_Sendrecv",
              MPI_Sendrecv(send, 1, vec, right, 1, recv, 1, vec, left, 1,
                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    for (long i = 0; i < ints; i++)
-        if (recv[i] != stream_want(left, i, STREAM_BLOCKS)) {
-            fail(&v, "ring: int %ld is %d, expected %d", i, recv[i],
-                 stream_want(left, i, STREAM_BLOCKS));
-            break;
-        }
+    stream_check(&v, recv, left, STREAM_BLOCKS, "ring");
     report(&v, "6 MB vectors of 3 ints in 5 sent around a ring");
 
     /* Vector to plain ints, a blocking send. */
@@ -1572,12 +1580,7 @@ static void check_streamed_p2p(void)
     if (error_class(rc) != MPI_ERR_TRUNCATE)
         fail(&v, "MPI_Wait gave class %d, expected MPI_ERR_TRUNCATE",
              error_class(rc));
-    for (long i = 0; i < ints; i++)
-        if (recv[i] != stream_want(left, i, shorter / 3)) {
-            fail(&v, "truncated vector: int %ld is %d, expected %d", i,
-                 recv[i], stream_want(left, i, shorter / 3));
-            break;
-        }
+    stream_check(&v, recv, left, shorter / 3, "truncated vector");
     MPI_Type_free(&shorter_vec);
     report(&v, "a 6 MB vector into a vector of 4 MB: MPI_ERR_TRUNCATE, what "
            "fits delivered");
@@ -1599,14 +1602,9 @@ static void check_streamed_p2p(void)
     check_rc(&v, "MPI_Isend", MPI_Isend(send2, 1, vec, right, 6,
                                         MPI_COMM_WORLD, &qs[3]));
     check_rc(&v, "MPI_Waitall", MPI_Waitall(4, qs, MPI_STATUSES_IGNORE));
-    for (long i = 0; i < ints; i++)
-        if (recv[i] != stream_want(left, i, STREAM_BLOCKS) ||
-            recv2[i] != stream_want(left + world_size, i, STREAM_BLOCKS)) {
-            fail(&v, "nonblocking: int %ld is %d and %d, expected %d and %d",
-                 i, recv[i], recv2[i], stream_want(left, i, STREAM_BLOCKS),
-                 stream_want(left + world_size, i, STREAM_BLOCKS));
-            break;
-        }
+    stream_check(&v, recv, left, STREAM_BLOCKS, "nonblocking, first");
+    stream_check(&v, recv2, left + world_size, STREAM_BLOCKS,
+                 "nonblocking, second");
     report(&v, "two 6 MB vectors each way around a ring, nonblocking, in "
            "order");
 
@@ -1626,12 +1624,7 @@ static void check_streamed_p2p(void)
         check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
     }
     check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
-    for (long i = 0; i < ints; i++)
-        if (recv[i] != stream_want(left, i, STREAM_BLOCKS)) {
-            fail(&v, "across a barrier: int %ld is %d, expected %d", i,
-                 recv[i], stream_want(left, i, STREAM_BLOCKS));
-            break;
-        }
+    stream_check(&v, recv, left, STREAM_BLOCKS, "across a barrier");
     report(&v, "a 6 MB vector sent nonblocking to a rank that receives it "
            "after a barrier");
     free(recv2);
@@ -1647,13 +1640,8 @@ static void check_streamed_p2p(void)
                 recv[i] = -1;
             check_rc(&v, "MPI_Recv", MPI_Recv(recv, 1, vec, MPI_ANY_SOURCE,
                                               4, MPI_COMM_WORLD, &st));
-            for (long i = 0; i < ints; i++)
-                if (recv[i] != stream_want(st.MPI_SOURCE, i, STREAM_BLOCKS)) {
-                    fail(&v, "from rank %d: int %ld is %d, expected %d",
-                         st.MPI_SOURCE, i, recv[i],
-                         stream_want(st.MPI_SOURCE, i, STREAM_BLOCKS));
-                    break;
-                }
+            stream_check(&v, recv, st.MPI_SOURCE, STREAM_BLOCKS,
+                         "many to one");
         }
     }
     report(&v, "6 MB vectors from every other rank to rank 0 at once");
