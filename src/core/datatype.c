@@ -191,6 +191,20 @@ int pd_type_set_contents(struct ompi_datatype_t *type, int combiner, int ni,
     return 0;
 }
 
+/* The first part's bytes of a pair type's item whose parts hold pair
+ * bytes (its size, not its padded extent; id: the pair's): half of a pair
+ * of twins, else all but the trailing int. A pair travels padded, so its
+ * int begins at the same offset. */
+static size_t pd_pair_first(int id, size_t pair)
+{
+    switch (id) {
+    case PD_T_2INT: case PD_T_2INTEGER: case PD_T_2REAL: case PD_T_2DBLPREC:
+        return pair / 2;
+    default:
+        return pair - sizeof(int);
+    }
+}
+
 bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
                          size_t *elements)
 {
@@ -198,14 +212,25 @@ bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
     if (packed == 0)
         return bytes == 0;
     size_t whole = bytes / packed, rest = bytes % packed;
-    *elements += whole * type->base_count;
+    *elements += whole * type->elements;
     if (rest == 0)
         return true;
     if (type->base_id != PD_BASE_MIXED) {
-        /* One kind of element, all the same size. */
+        /* One kind of element, all the same size; a pair's parts, per
+         * its two elements, count apart. */
         size_t each = packed / type->base_count;
-        *elements += rest / each;
-        return rest % each == 0;
+        size_t per = type->elements / type->base_count;
+        *elements += rest / each * per;
+        size_t part = rest % each;
+        if (part == 0)
+            return true;
+        if (per == 2 &&
+            part == pd_pair_first(type->base_id,
+                                  type->size / type->base_count)) {
+            *elements += 1;
+            return true;
+        }
+        return false;
     }
     /* Mixed elements come from a struct, or from copies of one in the
      * stream order its constructor gives: the partial item's blocks in
@@ -229,15 +254,22 @@ bool pd_type_elements_in(const struct ompi_datatype_t *type, size_t bytes,
 size_t pd_type_bytes_of_elements(const struct ompi_datatype_t *type,
                                  size_t elements)
 {
-    if (type->base_count == 0)
+    if (type->elements == 0)
         return 0;
-    size_t whole = elements / type->base_count,
-           rest = elements % type->base_count;
+    size_t whole = elements / type->elements,
+           rest = elements % type->elements;
     size_t bytes = whole * type->packed;
     if (rest == 0)
         return bytes;
-    if (type->base_id != PD_BASE_MIXED)
-        return bytes + rest * (type->packed / type->base_count);
+    if (type->base_id != PD_BASE_MIXED) {
+        size_t each = type->packed / type->base_count;
+        size_t per = type->elements / type->base_count;
+        bytes += rest / per * each;
+        if (rest % per != 0)        /* a pair's first part */
+            bytes += pd_pair_first(type->base_id,
+                                   type->size / type->base_count);
+        return bytes;
+    }
     /* The partial item's first rest elements, as pd_type_elements_in
      * walks them. */
     const struct pd_type_contents *c = type->contents;
@@ -247,7 +279,7 @@ size_t pd_type_bytes_of_elements(const struct ompi_datatype_t *type,
         return bytes + pd_type_bytes_of_elements(c->types[0], rest);
     for (int i = 0; i < c->nd && rest > 0; i++) {
         const struct ompi_datatype_t *t = c->types[i];
-        size_t block = (size_t)c->ints[1 + i] * t->base_count;
+        size_t block = (size_t)c->ints[1 + i] * t->elements;
         size_t take = block < rest ? block : rest;
         bytes += pd_type_bytes_of_elements(t, take);
         rest -= take;
@@ -359,7 +391,8 @@ struct ompi_datatype_t *pd_type_new_blocks(const struct pd_type_block *b,
     struct pd_type_child *kids = calloc(n ? n : 1, sizeof(*kids));
     if (t == NULL || kids == NULL)
         goto no_memory;
-    pd_wide lb = 0, ub = 0, tlb = 0, tub = 0, size = 0, packed = 0, elems = 0;
+    pd_wide lb = 0, ub = 0, tlb = 0, tub = 0, size = 0, packed = 0, elems = 0,
+           parts = 0;
     bool any = false;
     int base = PD_BASE_MIXED;
     size_t align = 1, m = 0;
@@ -382,6 +415,7 @@ struct ompi_datatype_t *pd_type_new_blocks(const struct pd_type_block *b,
         size += (pd_wide)b[i].blocklen * (pd_wide)o->size;
         packed += (pd_wide)b[i].blocklen * (pd_wide)o->packed;
         elems += (pd_wide)b[i].blocklen * (pd_wide)o->base_count;
+        parts += (pd_wide)b[i].blocklen * (pd_wide)o->elements;
         size_t a = pd_type_align(o);
         align = a > align ? a : align;
         if (!pd_wide_fits(last) || !pd_wide_fits(bub) || !pd_wide_fits(btub))
@@ -418,9 +452,10 @@ struct ompi_datatype_t *pd_type_new_blocks(const struct pd_type_block *b,
     size *= (pd_wide)reps;
     packed *= (pd_wide)reps;
     elems *= (pd_wide)reps;
+    parts *= (pd_wide)reps;
     if (!pd_wide_fits(lb) || !pd_wide_fits(ub) || !pd_wide_fits(tlb) ||
         !pd_wide_fits(tub) || !pd_wide_fits(size) || !pd_wide_fits(packed) ||
-        !pd_wide_fits(ub - lb) || !pd_wide_fits(elems))
+        !pd_wide_fits(ub - lb) || !pd_wide_fits(elems) || !pd_wide_fits(parts))
         goto overflow;
     t->lb = (ptrdiff_t)lb;
     t->extent = (ptrdiff_t)(ub - lb);
@@ -430,6 +465,7 @@ struct ompi_datatype_t *pd_type_new_blocks(const struct pd_type_block *b,
     t->packed = (size_t)packed;
     t->base_id = base;
     t->base_count = (size_t)elems;
+    t->elements = (size_t)parts;
     t->align = align;
     if (packed > 0) {
         t->map = pd_node_seq(&t->owned, reps, rep_stride, kids, m);
@@ -466,6 +502,7 @@ struct ompi_datatype_t *pd_type_new_resized(const struct ompi_datatype_t *old,
     t->packed = old->packed;
     t->base_id = old->base_id;
     t->base_count = old->base_count;
+    t->elements = old->elements;
     t->align = pd_type_align(old);
     t->true_lb = old->true_lb;
     t->true_extent = old->true_extent;

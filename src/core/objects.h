@@ -88,6 +88,9 @@ struct ompi_datatype_t {
      * (PD_BASE_MIXED: not all the same), base_count of them. */
     int base_id;
     size_t base_count;
+    /* MPI's basic elements in an item (MPI_Get_elements): base_count,
+     * but the two parts of a pair type (MPI_DOUBLE_INT) count apart. */
+    size_t elements;
     /* Items of the type lie end to end as packed bytes from the buffer's
      * start, so data moves as count * extent plain bytes. */
     bool contiguous;

@@ -46,7 +46,8 @@ struct ompi_predefined_communicator_t ompi_mpi_comm_null =
     struct ompi_predefined_datatype_t sym = {                              \
         .obj = { .magic = PD_MAGIC_TYPE, .id = (id_), .size = (size_),     \
                  .extent = (extent_), .name = name_, .base_id = (id_),     \
-                 .base_count = 1, .contiguous = true, .committed = true,   \
+                 .base_count = 1, .elements = (cls) == PD_TC_PAIR ? 2 : 1, \
+                 .contiguous = true, .committed = true,                    \
                  .true_extent = (extent_), .packed = (extent_), .refs = 1 } };
 #include "core/datatype_list.h"
 #undef PD_TYPE
