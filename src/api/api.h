@@ -150,6 +150,11 @@ int pd_stage_coll(const char *call, struct pd_coll *c,
  * receive (unpacked when it finishes). */
 int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
                  MPI_Datatype type, bool receive, struct pd_type_stage **stage);
+/* A send's stage with no scratch buffer, for a send packed piece by
+ * piece as it moves (pd_stage_pack_piece). */
+int pd_stage_p2p_unpacked(const char *call, MPI_Comm comm, const void *buf,
+                          int count, MPI_Datatype type,
+                          struct pd_type_stage **stage);
 /* Free the error handlers the program made, and forget the error codes
  * it added (MPI_Finalize). */
 void pd_errhandlers_free_all(void);

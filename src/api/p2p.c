@@ -79,12 +79,8 @@ int pd_api_send(const char *call, const void *buf, int count,
      * else a non-contiguous type's data goes packed whole. */
     struct pd_type_stage *stage;
     if (!type->contiguous && pd_p2p_may_stream(on, dest, buf, bytes)) {
-        if ((stage = pd_stage_new()) == NULL ||
-            pd_stage_add(stage, (void *)buf, type, (size_t)count, 0, true,
-                         false) != 0) {
-            pd_stage_free(stage);
-            return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
-        }
+        PD_CHECK(pd_stage_p2p_unpacked(call, comm, buf, count, type,
+                                       &stage));
         bool streamed;
         int rc = pd_p2p_send_streamed(on, stage, bytes, dest, tag, request,
                                       call, &streamed, &fail);

@@ -253,12 +253,12 @@ int pd_stage_coll(const char *call, struct pd_coll *c,
     return rc;
 }
 
-int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
-                 MPI_Datatype type, bool receive, struct pd_type_stage **stage)
+/* count items of type at buf as the one block of a new stage, nothing
+ * packed yet. */
+static int pd_stage_p2p_block(const char *call, MPI_Comm comm,
+                              const void *buf, int count, MPI_Datatype type,
+                              bool receive, struct pd_type_stage **stage)
 {
-    *stage = NULL;
-    if (type->contiguous || count == 0)
-        return MPI_SUCCESS;
     struct pd_type_stage *st = pd_stage_new();
     if (st == NULL ||
         pd_stage_add(st, (void *)buf, type, (size_t)count, 0, !receive,
@@ -266,6 +266,18 @@ int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
         pd_stage_free(st);
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
     }
+    *stage = st;
+    return MPI_SUCCESS;
+}
+
+int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
+                 MPI_Datatype type, bool receive, struct pd_type_stage **stage)
+{
+    *stage = NULL;
+    if (type->contiguous || count == 0)
+        return MPI_SUCCESS;
+    struct pd_type_stage *st = NULL;
+    PD_CHECK(pd_stage_p2p_block(call, comm, buf, count, type, receive, &st));
     int rc = pd_stage_finish(call, comm, st, buf);
     if (rc != MPI_SUCCESS) {
         pd_stage_free(st);
@@ -273,4 +285,11 @@ int pd_stage_p2p(const char *call, MPI_Comm comm, const void *buf, int count,
     }
     *stage = st;
     return MPI_SUCCESS;
+}
+
+int pd_stage_p2p_unpacked(const char *call, MPI_Comm comm, const void *buf,
+                          int count, MPI_Datatype type,
+                          struct pd_type_stage **stage)
+{
+    return pd_stage_p2p_block(call, comm, buf, count, type, false, stage);
 }
