@@ -88,7 +88,8 @@ static size_t pd_block_share(const struct pd_stage_block *b, size_t from,
     return hi > *lo ? hi - *lo : 0;
 }
 
-void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n)
+void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n,
+                           const void *data)
 {
     st->unpacked = true;
     for (size_t i = 0; i < st->n; i++) {
@@ -96,7 +97,7 @@ void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n)
         size_t lo, len = pd_block_share(b, from, n, &lo);
         if (b->out && len > 0)
             pd_type_unpack(b->type, b->user, lo - b->offset, len,
-                           st->packed + lo);
+                           (const char *)data + (lo - from));
     }
 }
 

@@ -54,13 +54,14 @@ int pd_stage_pack(struct pd_type_stage *st);
  * its buffer: the rest of the user's buffer stays as it was). -1: a
  * mirror did not go back to device memory. */
 int pd_stage_unpack(const struct pd_type_stage *st, size_t limit);
-/* Bytes [from, from + n) of st's scratch buffer unpacked into the
- * out-blocks now, while they are in the cache: a message that arrives a
- * piece at a time (in order, each piece once), after which
- * pd_stage_unpack leaves st alone. Only for a lone stage of host memory
- * (pd_stage_by_pieces). */
+/* Bytes [from, from + n) of what st's scratch buffer would hold, at
+ * data, unpacked into the out-blocks now, while they are in the cache: a
+ * message that arrives a piece at a time (in order, each piece once),
+ * after which pd_stage_unpack leaves st alone. Only for a lone stage of
+ * host memory (pd_stage_by_pieces). */
 bool pd_stage_by_pieces(const struct pd_type_stage *st);
-void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n);
+void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n,
+                           const void *data);
 /* ... and the other way: bytes [from, from + n) of what the in-blocks
  * pack to, packed to out now (st needs no scratch buffer for it). */
 void pd_stage_pack_piece(const struct pd_type_stage *st, size_t from,

@@ -601,11 +601,12 @@ static struct pd_p2p *pd_known(uint64_t cid)
     return NULL;
 }
 
-/* A piece of a stream into the receive's scratch buffer: into the
- * user's buffer at once, while it is in the cache. */
-static void pd_unpack_piece(void *stage, size_t from, size_t n)
+/* A piece of a stream: into the user's buffer at once, while it is in
+ * the cache (the receive's scratch buffer is never touched). */
+static void pd_unpack_piece(void *stage, size_t from, size_t n,
+                            const void *data)
 {
-    pd_stage_unpack_piece(stage, from, n);
+    pd_stage_unpack_piece(stage, from, n, data);
 }
 
 void pd_p2p_shm_fetch(struct pd_posted *posted, int src, int tag,

@@ -143,6 +143,10 @@ struct pd_shm_pairs {
     uint32_t *gens;                 /* per destination: the last written */
     struct pd_stream_out *out;      /* per destination */
     _Atomic int streams_open;
+    /* Where a stream's pieces land on the receiver's side: one piece,
+     * kept for the next stream; a thread that finds it taken (another
+     * stream in at once) allocates its own. */
+    _Atomic(unsigned char *) landing;
 };
 
 /* What a rank that tests reading this process's memory should find. */
@@ -304,6 +308,7 @@ void pd_shm_pairs_close(struct pd_shm_pairs *p)
         for (int d = 0; p->out != NULL && d < p->size; d++)
             free(p->out[d].bounce);
         free(p->out);
+        free(atomic_load(&p->landing));
     }
     free(p);
 }
@@ -740,7 +745,10 @@ void pd_shm_pairs_stream_close(struct pd_shm_pairs *p, int dst)
 
 /* The receiver's side of a stream: n of its bytes (fewer than it holds
  * where the receive is shorter), a piece at a time as the sender packs
- * them, each marked read for the sender to reuse its buffer. While it
+ * them, each marked read for the sender to reuse its buffer. With got_fn,
+ * each piece lands in a buffer of one piece and goes to got_fn from
+ * there, so dst is never written: a non-contiguous receive unpacks from
+ * it and holds one piece, not a packed copy of the message. While it
  * waits, this rank's own streams move on: a sender that waits here for a
  * rank that waits for it still packs. */
 static int pd_pull_stream(struct pd_shm_pairs *p, int src,
@@ -748,39 +756,55 @@ static int pd_pull_stream(struct pd_shm_pairs *p, int src,
                           pd_pair_got_fn got_fn, void *got_ctx, char *why,
                           size_t len)
 {
+    unsigned char *landing = NULL;
+    if (got_fn != NULL &&
+        (landing = atomic_exchange(&p->landing, NULL)) == NULL &&
+        (landing = malloc(PD_PAIRS_STREAM_PIECE)) == NULL) {
+        snprintf(why, len, "out of memory (a piece of %zu bytes)",
+                 PD_PAIRS_STREAM_PIECE);
+        return -1;
+    }
     pid_t pid = (pid_t)p->seg->pids[src];
     struct pd_pair_stream *sh = &pd_queue(p, src, p->rank)->stream;
     atomic_store_explicit(&sh->taken, 0, memory_order_relaxed);
     atomic_store_explicit(&sh->taken_gen, rts->gen, memory_order_release);
     size_t got = 0, total = (size_t)rts->bytes;
-    while (got < n) {
+    int rc = 0;
+    while (rc == 0 && got < n) {
         size_t k = got / PD_PAIRS_STREAM_PIECE;
         size_t end = (k + 1) * PD_PAIRS_STREAM_PIECE;
         if (end > total)
             end = total;
         struct pd_sender_wait w = { 0, 0 };
-        while (atomic_load_explicit(&sh->gen, memory_order_acquire) !=
-                   rts->gen ||
-               atomic_load_explicit(&sh->packed, memory_order_acquire) <
-                   end) {
-            if (!pd_shm_pairs_stream_advance(p) &&
-                pd_sender_wait(p, pid, &w, "packing", why, len) != 0)
-                return -1;
+        while (rc == 0 &&
+               (atomic_load_explicit(&sh->gen, memory_order_acquire) !=
+                    rts->gen ||
+                atomic_load_explicit(&sh->packed, memory_order_acquire) <
+                    end)) {
+            if (!pd_shm_pairs_stream_advance(p))
+                rc = pd_sender_wait(p, pid, &w, "packing", why, len);
         }
         size_t want = (end < n ? end : n) - got;
-        if (pd_read_from(pid, (char *)dst + got,
-                         rts->addr + (k % 2) * PD_PAIRS_STREAM_PIECE, want,
-                         why, len) != 0)
-            return -1;
+        char *into = landing != NULL ? (char *)landing : (char *)dst + got;
+        if (rc != 0 ||
+            (rc = pd_read_from(pid, into,
+                               rts->addr + (k % 2) * PD_PAIRS_STREAM_PIECE,
+                               want, why, len)) != 0)
+            break;
         /* The sender may fill its buffer again while this one is used. */
         atomic_store_explicit(&sh->taken, end, memory_order_release);
         /* A sender asleep in its wait packs the next piece only awake. */
         pd_wake_sleeper(p, src);
         if (got_fn != NULL)
-            got_fn(got_ctx, got, want);
+            got_fn(got_ctx, got, want, into);
         got += want;
     }
-    return 0;
+    if (landing != NULL) {
+        unsigned char *none = NULL;
+        if (!atomic_compare_exchange_strong(&p->landing, &none, landing))
+            free(landing);
+    }
+    return rc;
 }
 
 int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,

@@ -122,14 +122,15 @@ bool pd_shm_pairs_arrived(struct pd_shm_pairs *p);
 void pd_shm_pairs_pop(struct pd_shm_pairs *p, int src,
                       const struct pd_pair_msg *m);
 
-/* What a stream's receiver does with each piece as it lands at dst +
- * from (in order, each once). */
-typedef void (*pd_pair_got_fn)(void *ctx, size_t from, size_t n);
+/* What a stream's receiver does with each piece: bytes [from, from + n)
+ * of the message, at data (in order, each once). */
+typedef void (*pd_pair_got_fn)(void *ctx, size_t from, size_t n,
+                               const void *data);
 
 /* The receiver of an RTS from src: n bytes of its data to dst (with the
- * record's fields; name: the file's, for PD_PULL_FILE); for a stream,
- * got(got_ctx, ...) with each piece as it lands, if got is not NULL.
- * -1 with why. */
+ * record's fields; name: the file's, for PD_PULL_FILE); for a stream
+ * with got set, each piece to got(got_ctx, ...) as it lands instead,
+ * dst left alone. -1 with why. */
 int pd_shm_pairs_pull(struct pd_shm_pairs *p, int src,
                       const struct pd_pair_msg *rts, const char *name,
                       void *dst, size_t n, pd_pair_got_fn got, void *got_ctx,
