@@ -1683,6 +1683,26 @@ static void check_streamed_p2p(void)
     free(recv2);
     free(send2);
 
+    /* A synchronous send completes only once its receive is posted: no
+     * rank posts its receive before the barrier, which every rank enters
+     * after testing its send. */
+    for (long i = 0; i < ints; i++)
+        recv[i] = -1;
+    check_rc(&v, "MPI_Issend", MPI_Issend(send, 1, vec, right, 9,
+                                          MPI_COMM_WORLD, &q));
+    int flag = 1;
+    check_rc(&v, "MPI_Test", MPI_Test(&q, &flag, MPI_STATUS_IGNORE));
+    if (flag)
+        fail(&v, "MPI_Issend completed before its receive was posted");
+    check_rc(&v, "MPI_Barrier", MPI_Barrier(MPI_COMM_WORLD));
+    check_rc(&v, "MPI_Recv", MPI_Recv(recv, 1, vec, left, 9, MPI_COMM_WORLD,
+                                      &st));
+    if (!flag)
+        check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+    stream_check(&v, recv, left, STREAM_BLOCKS, "synchronous");
+    report(&v, "a 6 MB vector sent with MPI_Issend around a ring, complete "
+           "only after its receive is posted");
+
     /* Every other rank to rank 0 at once, received from any source. */
     if (world_rank != 0) {
         check_rc(&v, "MPI_Send", MPI_Send(send, 1, vec, 0, 4,
@@ -1763,27 +1783,43 @@ static void check_streamed_memory(void)
              MPI_Type_vector((int)blocks, 3, 5, MPI_INT, &vec));
     check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
     int *buf = world_rank < 2 ? malloc(5 * blocks * sizeof(int)) : NULL;
+    /* Rank 0: i in the blocks, -2 in the gaps; rank 1: -1. */
     for (long i = 0; buf != NULL && i < 5 * blocks; i++)
-        buf[i] = world_rank == 0 ? (int)i : -1;
-    long before = peak_rss_kib();
-    if (world_rank == 0)
-        check_rc(&v, "MPI_Send", MPI_Send(buf, 1, vec, 1, 8,
-                                          MPI_COMM_WORLD));
-    else if (world_rank == 1)
-        check_rc(&v, "MPI_Recv", MPI_Recv(buf, 1, vec, 0, 8, MPI_COMM_WORLD,
-                                          MPI_STATUS_IGNORE));
-    long grew = (peak_rss_kib() - before) * 1024;
-    if (world_rank < 2 && grew >= packed / 4)
-        fail(&v, "peak memory grew by %ld bytes moving %ld", grew, packed);
-    for (long i = 0; world_rank == 1 && i < 5 * blocks; i++) {
-        int want = i % 5 < 3 ? (int)i : -1;
+        buf[i] = world_rank == 1 ? -1 : i % 5 < 3 ? (int)i : -2;
+    /* A standard send, then a synchronous one back. */
+    for (int round = 0; round < 2; round++) {
+        int from = round, to = 1 - round;
+        long before = peak_rss_kib();
+        if (world_rank == from && round == 0)
+            check_rc(&v, "MPI_Send", MPI_Send(buf, 1, vec, to, 8,
+                                              MPI_COMM_WORLD));
+        else if (world_rank == from)
+            check_rc(&v, "MPI_Ssend", MPI_Ssend(buf, 1, vec, to, 8,
+                                                MPI_COMM_WORLD));
+        else if (world_rank == to)
+            check_rc(&v, "MPI_Recv", MPI_Recv(buf, 1, vec, from, 8,
+                                              MPI_COMM_WORLD,
+                                              MPI_STATUS_IGNORE));
+        long grew = (peak_rss_kib() - before) * 1024;
+        if (world_rank < 2 && grew >= packed / 4)
+            fail(&v, "%s: peak memory grew by %ld bytes moving %ld",
+                 round == 0 ? "MPI_Send" : "MPI_Ssend", grew, packed);
+        /* What comes back must not be what was sent. */
+        for (long i = 0; world_rank == 0 && round == 0 && i < 5 * blocks;
+             i++)
+            if (i % 5 < 3)
+                buf[i] = -3;
+    }
+    /* The blocks came back to rank 0 by way of rank 1; its gaps stayed. */
+    for (long i = 0; world_rank == 0 && i < 5 * blocks; i++) {
+        int want = i % 5 < 3 ? (int)i : -2;
         if (buf[i] != want) {
             fail(&v, "int %ld is %d, expected %d", i, buf[i], want);
             break;
         }
     }
-    report(&v, "a 24 MB vector from rank 0 to rank 1 without a packed copy "
-           "on either side");
+    report(&v, "a 24 MB vector from rank 0 to rank 1 (MPI_Send) and back "
+           "(MPI_Ssend) without a packed copy on either side");
     MPI_Type_free(&vec);
     free(buf);
 }

@@ -64,6 +64,34 @@ MPI_Comm pd_p2p_on(MPI_Comm comm, int *peer, int *shift)
     return in->both;
 }
 
+/* A large send of a non-contiguous type, packed as it moves where it can
+ * be (to dest on `on`, a rank of this host); whether it went so, with
+ * *rc its outcome (request NULL: blocking). It completes only once the
+ * receiver has taken the whole message, so it serves synchronous sends
+ * too. Else the caller packs it whole. */
+static bool pd_send_streamed(const char *call, const void *buf, int count,
+                             MPI_Datatype type, int dest, int tag,
+                             MPI_Comm comm, MPI_Comm on, MPI_Request *request,
+                             int *rc)
+{
+    size_t bytes = (size_t)count * pd_type_packed(type);
+    if (type->contiguous || !pd_p2p_may_stream(on, dest, buf, bytes))
+        return false;
+    struct pd_type_stage *stage;
+    if ((*rc = pd_stage_p2p_unpacked(call, comm, buf, count, type,
+                                     &stage)) != MPI_SUCCESS)
+        return true;
+    bool streamed;
+    struct pd_fail fail;
+    *rc = pd_p2p_send_streamed(on, stage, bytes, dest, tag, request, call,
+                               &streamed, &fail);
+    if (!streamed || request == NULL)
+        pd_stage_free(stage);   /* else the request's */
+    if (streamed && *rc != MPI_SUCCESS)
+        *rc = pd_raise_fail(comm, call, &fail);
+    return streamed;
+}
+
 /* Start a send; request NULL means blocking. */
 int pd_api_send(const char *call, const void *buf, int count,
                    MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -75,20 +103,12 @@ int pd_api_send(const char *call, const void *buf, int count,
                                : pd_proc_null_request(call, comm, request);
     MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
     size_t bytes = (size_t)count * pd_type_packed(type);
-    /* A large non-contiguous one is packed as it moves, where it can be;
-     * else a non-contiguous type's data goes packed whole. */
+    int rc;
+    if (pd_send_streamed(call, buf, count, type, dest, tag, comm, on, request,
+                         &rc))
+        return rc;
+    /* Else a non-contiguous type's data goes packed whole. */
     struct pd_type_stage *stage;
-    if (!type->contiguous && pd_p2p_may_stream(on, dest, buf, bytes)) {
-        PD_CHECK(pd_stage_p2p_unpacked(call, comm, buf, count, type,
-                                       &stage));
-        bool streamed;
-        int rc = pd_p2p_send_streamed(on, stage, bytes, dest, tag, request,
-                                      call, &streamed, &fail);
-        if (!streamed || request == NULL)
-            pd_stage_free(stage);   /* else the request's */
-        if (streamed)
-            return rc == MPI_SUCCESS ? rc : pd_raise_fail(comm, call, &fail);
-    }
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
     if (pd_p2p_send(on, stage != NULL ? stage->packed : buf, bytes, dest,
                     tag, request, call, &fail) != MPI_SUCCESS) {
@@ -166,11 +186,15 @@ int pd_api_ssend(const char *call, const void *buf, int count,
     if (dest == MPI_PROC_NULL)
         return request == NULL ? MPI_SUCCESS
                                : pd_proc_null_request(call, comm, request);
+    MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
+    int rc;
+    if (pd_send_streamed(call, buf, count, type, dest, tag, comm, on, request,
+                         &rc))
+        return rc;
     struct pd_type_stage *stage;
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));
     MPI_Request own, *req = request != NULL ? request : &own;
     struct pd_fail fail;
-    MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
     if (pd_p2p_issend(on, stage != NULL ? stage->packed : buf,
                       (size_t)count * pd_type_packed(type), dest, tag, req,
                       call, &fail) != MPI_SUCCESS) {
