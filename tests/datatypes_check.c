@@ -1723,6 +1723,79 @@ static void check_streamed_p2p(void)
     free(recv);
 }
 
+/* Broadcasts of the 6 MB vectors: from every root; between a vector and
+ * plain ints either way (each rank's own layout); nonblocking. */
+static void check_streamed_bcast(void)
+{
+    struct verdict v = {""};
+    const long ints = 5L * STREAM_BLOCKS;
+    int *buf = malloc(ints * sizeof(int));
+    MPI_Datatype vec;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(STREAM_BLOCKS, 3, 5, MPI_INT, &vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    for (int root = 0; root < world_size; root++) {
+        if (world_rank == root)
+            stream_fill(buf, root);
+        else
+            for (long i = 0; i < ints; i++)
+                buf[i] = -1;
+        check_rc(&v, "MPI_Bcast", MPI_Bcast(buf, 1, vec, root,
+                                            MPI_COMM_WORLD));
+        stream_check(&v, buf, root, STREAM_BLOCKS, "from every root");
+    }
+    report(&v, "a 6 MB vector of 3 ints in 5 broadcast from every root");
+
+    /* The root's vector into the others' plain ints, then back. */
+    int root = world_size - 1;
+    for (int round = 0; round < 2; round++) {
+        bool plain = (world_rank == root) == (round == 1);
+        if (world_rank == root && plain)
+            for (long k = 0; k < 3L * STREAM_BLOCKS; k++)
+                buf[k] = stream_value(root, k / 3 * 5 + k % 3);
+        else if (world_rank == root)
+            stream_fill(buf, root);
+        else
+            for (long i = 0; i < ints; i++)
+                buf[i] = -1;
+        check_rc(&v, "MPI_Bcast",
+                 plain ? MPI_Bcast(buf, 3 * STREAM_BLOCKS, MPI_INT, root,
+                                   MPI_COMM_WORLD)
+                       : MPI_Bcast(buf, 1, vec, root, MPI_COMM_WORLD));
+        if (world_rank == root)
+            continue;
+        if (!plain) {
+            stream_check(&v, buf, root, STREAM_BLOCKS, "plain into vector");
+            continue;
+        }
+        for (long k = 0; k < ints; k++) {
+            int want = k < 3L * STREAM_BLOCKS
+                           ? stream_value(root, k / 3 * 5 + k % 3) : -1;
+            if (buf[k] != want) {
+                fail(&v, "vector into plain ints: int %ld is %d, expected "
+                     "%d", k, buf[k], want);
+                break;
+            }
+        }
+    }
+    report(&v, "a 6 MB broadcast between a vector at the root and plain "
+           "ints elsewhere, and the other way");
+
+    MPI_Request q;
+    if (world_rank == 0)
+        stream_fill(buf, 0);
+    else
+        for (long i = 0; i < ints; i++)
+            buf[i] = -1;
+    check_rc(&v, "MPI_Ibcast", MPI_Ibcast(buf, 1, vec, 0, MPI_COMM_WORLD,
+                                          &q));
+    check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+    stream_check(&v, buf, 0, STREAM_BLOCKS, "nonblocking");
+    report(&v, "a 6 MB vector broadcast with MPI_Ibcast");
+    MPI_Type_free(&vec);
+    free(buf);
+}
+
 /* The most memory this process has held so far, in KiB. */
 static long peak_rss_kib(void)
 {
@@ -1824,6 +1897,46 @@ static void check_streamed_memory(void)
     free(buf);
 }
 
+/* A vector of 24 MB packed broadcast on one host without a packed copy
+ * on any rank: each rank's peak memory grows by less than a quarter of
+ * the message. */
+static void check_bcast_memory(void)
+{
+    const long blocks = 2000000, packed = blocks * 3 * (long)sizeof(int);
+    const char *shm = getenv("PDMPI_SHM");
+    if (world_size < 2 || (shm != NULL && strcmp(shm, "0") == 0)) {
+        report_skip(world_size < 2 ? "needs two ranks"
+                                   : "collectives kept off shared memory",
+                    "a 24 MB vector broadcast without a packed copy");
+        return;
+    }
+    struct verdict v = {""};
+    MPI_Datatype vec;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector((int)blocks, 3, 5, MPI_INT, &vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    int *buf = malloc(5 * blocks * sizeof(int));
+    for (long i = 0; i < 5 * blocks; i++)
+        buf[i] = world_rank == 0 ? (i % 5 < 3 ? (int)i : -2) : -1;
+    long before = peak_rss_kib();
+    check_rc(&v, "MPI_Bcast", MPI_Bcast(buf, 1, vec, 0, MPI_COMM_WORLD));
+    long grew = (peak_rss_kib() - before) * 1024;
+    if (grew >= packed / 4)
+        fail(&v, "peak memory grew by %ld bytes broadcasting %ld", grew,
+             packed);
+    for (long i = 0; i < 5 * blocks; i++) {
+        int want = i % 5 < 3 ? (int)i : world_rank == 0 ? -2 : -1;
+        if (buf[i] != want) {
+            fail(&v, "int %ld is %d, expected %d", i, buf[i], want);
+            break;
+        }
+    }
+    report(&v, "a 24 MB vector broadcast from rank 0 without a packed copy "
+           "on any rank");
+    MPI_Type_free(&vec);
+    free(buf);
+}
+
 /* Alltoallw with a different type per peer: to rank j, j+1 ints of a
  * vector with stride 2; from rank j, plain ints. */
 static void check_alltoallw(void)
@@ -1911,6 +2024,8 @@ int main(int argc, char **argv)
     check_large_repeated();
     check_streamed_p2p();
     check_streamed_memory();
+    check_streamed_bcast();
+    check_bcast_memory();
     check_alltoallw();
     for (int i = 0; i < nrefs; i++)
         MPI_Type_free(&refs[i].type);

@@ -235,6 +235,28 @@ static int pd_stage_side(const char *call, struct pd_coll *c,
     return MPI_SUCCESS;
 }
 
+/* A broadcast's buffer of host memory, its only stage: described, not
+ * packed, for the call to move a piece at a time (c->stage). */
+static bool pd_stage_later(const struct pd_coll *c,
+                           const struct pd_type_stage *list)
+{
+    return c->kind == PD_COLL_BCAST && list == NULL &&
+           c->recvbuf != PD_BOTTOM && !pd_route_is_device(c->recvbuf);
+}
+
+static int pd_stage_side_later(const char *call, struct pd_coll *c,
+                               MPI_Datatype type, struct pd_type_stage **list)
+{
+    struct pd_type_stage *st = pd_stage_new();
+    if (st == NULL)
+        return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
+    *list = st;
+    if (pd_stage_recv_side(st, c, type) != 0)
+        return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
+    c->stage = st;
+    return MPI_SUCCESS;
+}
+
 int pd_stage_coll(const char *call, struct pd_coll *c,
                   const struct pd_agree *a, struct pd_type_stage **stage)
 {
@@ -245,7 +267,9 @@ int pd_stage_coll(const char *call, struct pd_coll *c,
     if (pd_needs_stage(send, c->sendbuf))
         rc = pd_stage_side(call, c, send, true, stage);
     if (rc == MPI_SUCCESS && pd_needs_stage(recv, c->recvbuf))
-        rc = pd_stage_side(call, c, recv, false, stage);
+        rc = pd_stage_later(c, *stage)
+                 ? pd_stage_side_later(call, c, recv, stage)
+                 : pd_stage_side(call, c, recv, false, stage);
     if (rc != MPI_SUCCESS) {
         pd_stage_free(*stage);
         *stage = NULL;

@@ -12,6 +12,7 @@
 #include "coll/devcoll.h"
 #include "core/calls.h"
 #include "core/runtime.h"
+#include "core/type_stage.h"
 
 size_t pd_coll_block_count(const struct pd_coll *c, int r)
 {
@@ -93,6 +94,22 @@ struct pd_call_sig pd_coll_sig(const struct pd_coll *c, int reduction_elem)
     return sig;
 }
 
+int pd_coll_packed(const struct pd_coll *c, struct pd_coll *whole,
+                   struct pd_fail *fail)
+{
+    *whole = *c;
+    if (c->stage == NULL)
+        return MPI_SUCCESS;
+    if (pd_stage_pack(c->stage) != 0) {
+        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (a packed copy of "
+                    "%zu bytes)", c->stage->bytes);
+        return fail->errclass;
+    }
+    whole->recvbuf = c->stage->packed;
+    whole->stage = NULL;
+    return MPI_SUCCESS;
+}
+
 void *pd_coll_alloc(size_t bytes, struct pd_fail *fail)
 {
     void *p = malloc(bytes ? bytes : 1);
@@ -122,7 +139,8 @@ int pd_coll_run(const struct pd_coll *c, struct pd_fail *fail)
     }
     if (pd_coll_is_empty(c))
         return MPI_SUCCESS;
-    if (!pd_route_memory_aware())
+    /* A stage not packed yet is of host memory (api/stage.c). */
+    if (c->stage != NULL || !pd_route_memory_aware())
         return pd_coll_host(c, fail);
     char why[256];
     switch (pd_devcoll_route(c, why, sizeof(why))) {

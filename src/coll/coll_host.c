@@ -23,6 +23,7 @@
 #include "coll/hier.h"
 #include "base/log.h"
 #include "core/stats.h"
+#include "core/type_stage.h"
 
 /* One call on the host: the descriptor, comm's hierarchy (NULL: no
  * shared memory) and, for reductions, the kernel. */
@@ -425,6 +426,18 @@ static bool pd_hier_takes(const struct pd_host_call *hc)
     return hc->red.commutative || pd_hier_single_host(hc->h);
 }
 
+/* A stage's data a piece at a time (struct pd_shm_mover). */
+static void pd_pack_stage_piece(void *stage, size_t from, size_t n, void *out)
+{
+    pd_stage_pack_piece(stage, from, n, out);
+}
+
+static void pd_unpack_stage_piece(void *stage, size_t from, size_t n,
+                                  const void *data)
+{
+    pd_stage_unpack_piece(stage, from, n, data);
+}
+
 static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
@@ -454,9 +467,13 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
                                       from + pd_coll_block_count(c, comm->rank),
                                       &hr, fail);
     }
-    case PD_COLL_BCAST:
-        return pd_hier_bcast(comm, h, c->tag, c->recvbuf, c->count, c->root,
-                             c->signature, fail);
+    case PD_COLL_BCAST: {
+        struct pd_shm_mover by_pieces = { pd_pack_stage_piece,
+                                          pd_unpack_stage_piece, c->stage };
+        return pd_hier_bcast(comm, h, c->tag, c->recvbuf,
+                             c->stage != NULL ? &by_pieces : NULL, c->count,
+                             c->root, c->signature, fail);
+    }
     case PD_COLL_ALLGATHER: {
         struct pd_layout packed = { NULL, NULL, c->count };
         return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
@@ -544,6 +561,20 @@ static int pd_run_algos(const struct pd_coll *c, struct pd_fail *fail)
 
 int pd_coll_host(const struct pd_coll *c, struct pd_fail *fail)
 {
+    if (c->stage != NULL) {
+        /* Moved a piece at a time by shared memory, if that serves c. */
+        struct pd_host_call hc = { .c = c };
+        int rc = pd_hier_get(c->comm, &hc.h, fail);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (hc.h != NULL && (rc = pd_by_host(&hc, fail)) !=
+                                PD_BACKEND_ERR_UNSUPPORTED)
+            return rc;
+        struct pd_coll whole;
+        if ((rc = pd_coll_packed(c, &whole, fail)) != MPI_SUCCESS)
+            return rc;
+        return pd_coll_host(&whole, fail);
+    }
     struct pd_host_call hc = { .c = c };
     if (c->op != NULL)
         pd_op_reduction(c->op, c->type, &hc.red);

@@ -270,14 +270,15 @@ int pd_hier_local_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
 }
 
 int pd_hier_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
-                          void *buf, size_t bytes, int from, bool keep,
+                          void *buf, const struct pd_shm_mover *mover,
+                          size_t bytes, int from, bool keep,
                           const char *what, struct pd_fail *fail)
 {
     if (h->shm == NULL)
         return MPI_SUCCESS;
     struct pd_backend_error e;
     e.msg[0] = '\0';
-    int rc = pd_shm_bcast(h->shm, buf, bytes, from, keep, &e);
+    int rc = pd_shm_bcast(h->shm, buf, mover, bytes, from, keep, &e);
     return rc == PD_BACKEND_OK ? MPI_SUCCESS
                                : pd_hier_shm_failed(rc, comm, what, &e, fail);
 }

@@ -74,9 +74,12 @@ int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
                            void *recvbuf, size_t from, size_t to,
                            const struct pd_hier_reduction *red,
                            struct pd_fail *fail);
+/* mover (not NULL): the bytes are its, not buffer's (pd_shm_bcast); one
+ * host only, PD_BACKEND_ERR_UNSUPPORTED (nothing done) otherwise. */
 int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
-                  uint32_t tag, void *buffer, size_t bytes, int root,
-                  unsigned char signature, struct pd_fail *fail);
+                  uint32_t tag, void *buffer, const struct pd_shm_mover *mover,
+                  size_t bytes, int root, unsigned char signature,
+                  struct pd_fail *fail);
 int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        uint32_t tag, const void *sendbuf, void *recvbuf,
                        const struct pd_layout *recv, unsigned char signature,

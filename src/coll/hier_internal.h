@@ -35,10 +35,12 @@ int pd_hier_local_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                          const void *in, void *out,
                          const struct pd_hier_reduction *red, int to,
                          const char *what, struct pd_fail *fail);
-/* Intra-host broadcast from local rank from (keep: it keeps buf). */
+/* Intra-host broadcast from local rank from (keep: it keeps buf), of
+ * mover's bytes where mover is not NULL (pd_shm_bcast). */
 int pd_hier_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
-                        void *buf, size_t bytes, int from, bool keep,
-                        const char *what, struct pd_fail *fail);
+                        void *buf, const struct pd_shm_mover *mover,
+                        size_t bytes, int from, bool keep, const char *what,
+                        struct pd_fail *fail);
 /* One step among the leaders (callers check that this rank leads). */
 int pd_hier_net(struct ompi_communicator_t *comm, struct pd_hier *h,
                 enum pd_coll_kind step, struct pd_coll_args *args,

@@ -9,9 +9,13 @@
 #include "core/stats.h"
 
 int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
-                  uint32_t tag, void *buffer, size_t bytes, int root,
-                  unsigned char signature, struct pd_fail *fail)
+                  uint32_t tag, void *buffer, const struct pd_shm_mover *mover,
+                  size_t bytes, int root, unsigned char signature,
+                  struct pd_fail *fail)
 {
+    /* Leaders move whole buffers between hosts. */
+    if (mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+        return PD_BACKEND_ERR_UNSUPPORTED;
     int root_host = h->host_of[root];
     pd_stats_way(PD_WAY_SHM);
     pd_hier_serve(h, PD_COLL_BCAST, root, bytes, NULL, signature);
@@ -23,8 +27,8 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
      * the root's host spread it first, 0.72-0.92x sending first). */
     bool root_leads = h->local_of[root] == 0;
     if (h->host == root_host && (!root_leads || h->num_hosts == 1))
-        rc = pd_hier_local_bcast(comm, h, buffer, bytes, h->local_of[root], true,
-                            "broadcast", fail);
+        rc = pd_hier_local_bcast(comm, h, buffer, mover, bytes,
+                                 h->local_of[root], true, "broadcast", fail);
     if (h->num_hosts == 1)
         return rc;
     if (rc == MPI_SUCCESS && pd_hier_leads(h)) {
@@ -36,8 +40,8 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
         rc = pd_hier_net(comm, h, PD_COLL_BCAST, &args, "broadcast", fail);
     }
     if (rc == MPI_SUCCESS && (h->host != root_host || root_leads))
-        rc = pd_hier_local_bcast(comm, h, buffer, bytes, 0, true, "broadcast",
-                            fail);
+        rc = pd_hier_local_bcast(comm, h, buffer, NULL, bytes, 0, true,
+                                 "broadcast", fail);
     return rc;
 }
 
@@ -127,8 +131,8 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
         rc = pd_hier_net(comm, h, PD_COLL_ALLGATHER, &args, "allgather", fail);
     }
     if (rc == MPI_SUCCESS)
-        rc = pd_hier_local_bcast(comm, h, all, (size_t)H * most, 0, true,
-                            "allgather", fail);
+        rc = pd_hier_local_bcast(comm, h, all, NULL, (size_t)H * most, 0,
+                                 true, "allgather", fail);
     if (rc == MPI_SUCCESS) {
         for (int r = 0; r < n; r++)
             memcpy((unsigned char *)recvbuf + offs[r],

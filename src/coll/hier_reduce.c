@@ -38,8 +38,8 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
         rc = pd_hier_net(comm, h, PD_COLL_ALLREDUCE, &args, "allreduce", fail);
     }
     if (rc == MPI_SUCCESS)
-        rc = pd_hier_local_bcast(comm, h, recvbuf, bytes, 0, true, "allreduce",
-                            fail);
+        rc = pd_hier_local_bcast(comm, h, recvbuf, NULL, bytes, 0, true,
+                                 "allreduce", fail);
     return rc;
 }
 
@@ -78,8 +78,8 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     }
     if (rc == MPI_SUCCESS && h->host == root_host && root_local != 0) {
         void *buf = h->local_rank == 0 ? partial : recvbuf;
-        rc = pd_hier_local_bcast(comm, h, buf, bytes, 0, comm->rank == root,
-                            "reduce", fail);
+        rc = pd_hier_local_bcast(comm, h, buf, NULL, bytes, 0,
+                                 comm->rank == root, "reduce", fail);
     }
     if (partial != recvbuf)
         free(partial);

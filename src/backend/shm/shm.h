@@ -104,8 +104,21 @@ int pd_shm_reduce(struct pd_shm_comm *comm, const void *in, void *out,
                   const void *ctx, size_t want_from, size_t want_to,
                   struct pd_backend_error *err);
 
-/* root's bytes at buf to every rank whose keep is true. */
-int pd_shm_bcast(struct pd_shm_comm *comm, void *buf, size_t bytes, int root,
+/* A buffer the caller lays out, moved a piece at a time: pack puts bytes
+ * [from, from + n) of its data at out; unpack takes n bytes at data as
+ * bytes [from, from + n). Each piece once, in order. */
+struct pd_shm_mover {
+    void (*pack)(void *ctx, size_t from, size_t n, void *out);
+    void (*unpack)(void *ctx, size_t from, size_t n, const void *data);
+    void *ctx;
+};
+
+/* root's bytes at buf to every rank whose keep is true; with mover (not
+ * NULL), those bytes are mover's instead: packed straight into shared
+ * memory by the root and unpacked straight out of it by the others, a
+ * step at a time, with no copy of the whole message. */
+int pd_shm_bcast(struct pd_shm_comm *comm, void *buf,
+                 const struct pd_shm_mover *mover, size_t bytes, int root,
                  bool keep, struct pd_backend_error *err);
 
 /* Rank i's bytes[i] bytes to offset offs[i] of out on every rank; in is

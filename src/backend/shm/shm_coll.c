@@ -213,7 +213,8 @@ int pd_shm_reduce(struct pd_shm_comm *c, const void *in, void *out,
     return PD_BACKEND_OK;
 }
 
-int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
+int pd_shm_bcast(struct pd_shm_comm *c, void *buf,
+                 const struct pd_shm_mover *mover, size_t bytes, int root,
                  bool keep, struct pd_backend_error *err)
 {
     /* Only the root writes: a step can use a whole buffer (every slot and
@@ -249,7 +250,10 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
          * for its root alone could return before another root's readers
          * arrived. */
         if (c->rank == root) {
-            pd_copy_in(c, shared, p + off, n);
+            if (mover != NULL)
+                mover->pack(mover->ctx, off, n, shared);
+            else
+                pd_copy_in(c, shared, p + off, n);
             pd_shm_arrive(c, j);
             if (off == 0 &&
                 (rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "broadcast",
@@ -267,7 +271,10 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf, size_t bytes, int root,
                                  err);
                 if (rc != PD_BACKEND_OK)
                     return rc;
-                memcpy(p + off, shared, n);
+                if (mover != NULL)
+                    mover->unpack(mover->ctx, off, n, shared);
+                else
+                    memcpy(p + off, shared, n);
             }
         }
         pd_shm_post(c, PD_SHM_DONE, j);
