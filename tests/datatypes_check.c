@@ -1796,6 +1796,103 @@ static void check_streamed_bcast(void)
     free(buf);
 }
 
+/* Reductions of the 6 MB vectors by MPI_SUM: allreduce into a vector
+ * and into plain ints, in place, and reduce to every root. Rank r's int
+ * i is stream_value(r, i); the sum over ranks is worked out here. */
+static int stream_sum(long i)
+{
+    long sum = 0;
+    for (int r = 0; r < world_size; r++)
+        sum += stream_value(r, i);
+    return (int)sum;
+}
+
+static void stream_check_sum(struct verdict *v, const int *buf, int gap,
+                             const char *what)
+{
+    for (long i = 0; i < 5L * STREAM_BLOCKS; i++) {
+        int want = i % 5 < 3 ? stream_sum(i) : gap;
+        if (buf[i] != want) {
+            fail(v, "%s: int %ld is %d, expected %d", what, i, buf[i], want);
+            return;
+        }
+    }
+}
+
+static void check_streamed_reductions(void)
+{
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "reductions of a 6 MB vector of 3 ints "
+                    "in 5");
+        return;
+    }
+    struct verdict v = {""};
+    const long ints = 5L * STREAM_BLOCKS;
+    int *in = malloc(ints * sizeof(int)), *out = malloc(ints * sizeof(int));
+    MPI_Datatype vec;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(STREAM_BLOCKS, 3, 5, MPI_INT, &vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    stream_fill(in, world_rank);
+    for (long i = 0; i < ints; i++)
+        out[i] = -7;
+    check_rc(&v, "MPI_Allreduce", MPI_Allreduce(in, out, 1, vec, MPI_SUM,
+                                                MPI_COMM_WORLD));
+    stream_check_sum(&v, out, -7, "vector to vector");
+    report(&v, "MPI_Allreduce of a 6 MB vector of 3 ints in 5");
+
+    /* Plain ints on odd ranks: each rank's layout is its own. */
+    int *plain = malloc(3L * STREAM_BLOCKS * sizeof(int));
+    for (long k = 0; k < 3L * STREAM_BLOCKS; k++)
+        plain[k] = stream_value(world_rank, k / 3 * 5 + k % 3);
+    for (long i = 0; i < ints; i++)
+        out[i] = -7;
+    check_rc(&v, "MPI_Allreduce",
+             world_rank % 2 == 0
+                 ? MPI_Allreduce(in, out, 1, vec, MPI_SUM, MPI_COMM_WORLD)
+                 : MPI_Allreduce(plain, out, 3 * STREAM_BLOCKS, MPI_INT,
+                                 MPI_SUM, MPI_COMM_WORLD));
+    free(plain);
+    for (long k = 0; world_rank % 2 == 1 && k < 3L * STREAM_BLOCKS; k++) {
+        int want = stream_sum(k / 3 * 5 + k % 3);
+        if (out[k] != want) {
+            fail(&v, "into plain ints: int %ld is %d, expected %d", k,
+                 out[k], want);
+            break;
+        }
+    }
+    if (world_rank % 2 == 0)
+        stream_check_sum(&v, out, -7, "vector beside plain ints");
+    report(&v, "MPI_Allreduce of a 6 MB vector, plain ints on odd ranks");
+
+    /* In place: the gaps keep what they held. */
+    stream_fill(out, world_rank);
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(MPI_IN_PLACE, out, 1, vec, MPI_SUM,
+                           MPI_COMM_WORLD));
+    stream_check_sum(&v, out, -1, "in place");
+    report(&v, "MPI_Allreduce of a 6 MB vector in place");
+
+    for (int root = 0; root < world_size; root++) {
+        for (long i = 0; i < ints; i++)
+            out[i] = -7;
+        check_rc(&v, "MPI_Reduce", MPI_Reduce(in, out, 1, vec, MPI_SUM, root,
+                                              MPI_COMM_WORLD));
+        if (world_rank == root)
+            stream_check_sum(&v, out, -7, "reduce");
+        for (long i = 0; world_rank != root && i < ints; i++)
+            if (out[i] != -7) {
+                fail(&v, "reduce: int %ld of a rank not the root changed",
+                     i);
+                break;
+            }
+    }
+    report(&v, "MPI_Reduce of a 6 MB vector to every root");
+    MPI_Type_free(&vec);
+    free(in);
+    free(out);
+}
+
 /* The most memory this process has held so far, in KiB. */
 static long peak_rss_kib(void)
 {
@@ -1897,17 +1994,18 @@ static void check_streamed_memory(void)
     free(buf);
 }
 
-/* A vector of 24 MB packed broadcast on one host without a packed copy
- * on any rank: each rank's peak memory grows by less than a quarter of
- * the message. */
+/* A vector of 24 MB packed broadcast on one host, and summed, without a
+ * packed copy on any rank: each rank's peak memory grows by less than a
+ * quarter of the message. */
 static void check_bcast_memory(void)
 {
     const long blocks = 2000000, packed = blocks * 3 * (long)sizeof(int);
     const char *shm = getenv("PDMPI_SHM");
     if (world_size < 2 || (shm != NULL && strcmp(shm, "0") == 0)) {
-        report_skip(world_size < 2 ? "needs two ranks"
-                                   : "collectives kept off shared memory",
-                    "a 24 MB vector broadcast without a packed copy");
+        const char *why = world_size < 2 ? "needs two ranks"
+                                         : "collectives kept off shared memory";
+        report_skip(why, "a 24 MB vector broadcast without a packed copy");
+        report_skip(why, "a 24 MB vector summed without a packed copy");
         return;
     }
     struct verdict v = {""};
@@ -1933,6 +2031,30 @@ static void check_bcast_memory(void)
     }
     report(&v, "a 24 MB vector broadcast from rank 0 without a packed copy "
            "on any rank");
+
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "a 24 MB vector summed in place");
+        MPI_Type_free(&vec);
+        free(buf);
+        return;
+    }
+    /* Summed in place: the blocks become size times rank 0's. */
+    before = peak_rss_kib();
+    check_rc(&v, "MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, buf, 1, vec,
+                                                MPI_SUM, MPI_COMM_WORLD));
+    grew = (peak_rss_kib() - before) * 1024;
+    if (grew >= packed / 4)
+        fail(&v, "peak memory grew by %ld bytes summing %ld", grew, packed);
+    for (long i = 0; i < 5 * blocks; i++) {
+        int want = i % 5 < 3 ? (int)i * world_size
+                   : world_rank == 0 ? -2 : -1;
+        if (buf[i] != want) {
+            fail(&v, "summed: int %ld is %d, expected %d", i, buf[i], want);
+            break;
+        }
+    }
+    report(&v, "a 24 MB vector summed in place without a packed copy on "
+           "any rank");
     MPI_Type_free(&vec);
     free(buf);
 }
@@ -2025,6 +2147,7 @@ int main(int argc, char **argv)
     check_streamed_p2p();
     check_streamed_memory();
     check_streamed_bcast();
+    check_streamed_reductions();
     check_bcast_memory();
     check_alltoallw();
     for (int i = 0; i < nrefs; i++)

@@ -235,25 +235,40 @@ static int pd_stage_side(const char *call, struct pd_coll *c,
     return MPI_SUCCESS;
 }
 
-/* A broadcast's buffer of host memory, its only stage: described, not
- * packed, for the call to move a piece at a time (c->stage). */
-static bool pd_stage_later(const struct pd_coll *c,
-                           const struct pd_type_stage *list)
+/* A broadcast, or an allreduce or reduce by a predefined op other than
+ * MPIX_OP_AVG (whose division writes the result as plain bytes), with
+ * buffers of host memory and no stage made before: its buffers are
+ * described, not packed, for the call to move a piece at a time
+ * (c->stage, c->send_stage). */
+static bool pd_stage_later(const struct pd_coll *c, const struct pd_agree *a)
 {
-    return c->kind == PD_COLL_BCAST && list == NULL &&
-           c->recvbuf != PD_BOTTOM && !pd_route_is_device(c->recvbuf);
+    bool reduction = (c->kind == PD_COLL_ALLREDUCE ||
+                      c->kind == PD_COLL_REDUCE) &&
+                     pd_op_is_predefined(c->op) && c->op->id != PD_OP_AVG;
+    const void *bufs[2] = { c->sendbuf, c->recvbuf };
+    for (int i = 0; i < 2; i++)
+        if (bufs[i] == PD_BOTTOM ||
+            (bufs[i] != NULL && pd_route_is_device(bufs[i])))
+            return false;
+    return a->stage == NULL && (c->kind == PD_COLL_BCAST || reduction);
 }
 
 static int pd_stage_side_later(const char *call, struct pd_coll *c,
-                               MPI_Datatype type, struct pd_type_stage **list)
+                               MPI_Datatype type, bool send,
+                               struct pd_type_stage **list)
 {
     struct pd_type_stage *st = pd_stage_new();
     if (st == NULL)
         return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
+    st->next = *list;
     *list = st;
-    if (pd_stage_recv_side(st, c, type) != 0)
+    if ((send ? pd_stage_send_side(st, c, type)
+              : pd_stage_recv_side(st, c, type)) != 0)
         return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
-    c->stage = st;
+    if (send)
+        c->send_stage = st;
+    else
+        c->stage = st;
     return MPI_SUCCESS;
 }
 
@@ -263,14 +278,16 @@ int pd_stage_coll(const char *call, struct pd_coll *c,
     MPI_Datatype send = c->type != NULL ? c->type : a->send_type;
     MPI_Datatype recv = c->type != NULL ? c->type : a->recv_type;
     *stage = a->stage;
+    bool later = pd_stage_later(c, a);
     int rc = MPI_SUCCESS;
     if (pd_needs_stage(send, c->sendbuf))
-        rc = pd_stage_side(call, c, send, true, stage);
+        rc = later ? pd_stage_side_later(call, c, send, true, stage)
+                   : pd_stage_side(call, c, send, true, stage);
     if (rc == MPI_SUCCESS && pd_needs_stage(recv, c->recvbuf))
-        rc = pd_stage_later(c, *stage)
-                 ? pd_stage_side_later(call, c, recv, stage)
-                 : pd_stage_side(call, c, recv, false, stage);
+        rc = later ? pd_stage_side_later(call, c, recv, false, stage)
+                   : pd_stage_side(call, c, recv, false, stage);
     if (rc != MPI_SUCCESS) {
+        c->stage = c->send_stage = NULL;
         pd_stage_free(*stage);
         *stage = NULL;
     }

@@ -98,15 +98,21 @@ int pd_coll_packed(const struct pd_coll *c, struct pd_coll *whole,
                    struct pd_fail *fail)
 {
     *whole = *c;
-    if (c->stage == NULL)
-        return MPI_SUCCESS;
-    if (pd_stage_pack(c->stage) != 0) {
-        pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (a packed copy of "
-                    "%zu bytes)", c->stage->bytes);
-        return fail->errclass;
+    whole->stage = whole->send_stage = NULL;
+    struct pd_type_stage *st[2] = { c->send_stage, c->stage };
+    for (int i = 0; i < 2; i++) {
+        if (st[i] == NULL)
+            continue;
+        if (pd_stage_pack(st[i]) != 0) {
+            pd_fail_set(fail, MPI_ERR_NO_MEM, "out of memory (a packed copy "
+                        "of %zu bytes)", st[i]->bytes);
+            return fail->errclass;
+        }
+        if (i == 0)
+            whole->sendbuf = st[i]->packed;
+        else
+            whole->recvbuf = st[i]->packed;
     }
-    whole->recvbuf = c->stage->packed;
-    whole->stage = NULL;
     return MPI_SUCCESS;
 }
 
@@ -140,7 +146,8 @@ int pd_coll_run(const struct pd_coll *c, struct pd_fail *fail)
     if (pd_coll_is_empty(c))
         return MPI_SUCCESS;
     /* A stage not packed yet is of host memory (api/stage.c). */
-    if (c->stage != NULL || !pd_route_memory_aware())
+    if (c->stage != NULL || c->send_stage != NULL ||
+        !pd_route_memory_aware())
         return pd_coll_host(c, fail);
     char why[256];
     switch (pd_devcoll_route(c, why, sizeof(why))) {

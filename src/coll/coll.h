@@ -51,15 +51,18 @@ struct pd_coll {
      * ranks with the rest of the call (PD_EK_NONE: nothing to compare). */
     unsigned char signature;
     int root;                   /* -1: not rooted */
-    /* Bcast of a non-contiguous type in host memory: the buffer's layout,
-     * not packed yet (recvbuf is the user's buffer, and nothing takes it
-     * as bytes). Shared memory moves it a piece at a time; every other
-     * path packs it whole first (pd_coll_packed). */
-    struct pd_type_stage *stage;
+    /* Bcast, and allreduce and reduce by a predefined op, of a
+     * non-contiguous type in host memory: the layout of the receive
+     * buffer (bcast: the buffer; in place: also the input) and of the
+     * send buffer, not packed yet -- recvbuf and sendbuf are the user's
+     * buffers then, and nothing takes them as bytes. Shared memory moves
+     * them a piece at a time; every other path packs them whole first
+     * (pd_coll_packed). */
+    struct pd_type_stage *stage, *send_stage;
 };
 
-/* c with its stage packed whole into the stage's scratch buffer, which
- * becomes whole's buffer (the stage is unpacked after the call, as any
+/* c with its stages packed whole into their scratch buffers, which become
+ * whole's buffers (the stages are unpacked after the call, as any
  * stage); whole is c where c has no stage. */
 int pd_coll_packed(const struct pd_coll *c, struct pd_coll *whole,
                    struct pd_fail *fail);

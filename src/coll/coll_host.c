@@ -426,16 +426,48 @@ static bool pd_hier_takes(const struct pd_host_call *hc)
     return hc->red.commutative || pd_hier_single_host(hc->h);
 }
 
-/* A stage's data a piece at a time (struct pd_shm_mover). */
-static void pd_pack_stage_piece(void *stage, size_t from, size_t n, void *out)
+/* The bytes a call moves a piece at a time (struct pd_shm_mover): packed
+ * from a stage's in-blocks or read from a plain input, unpacked into a
+ * stage's out-blocks or written to a plain output. */
+struct pd_pieces {
+    const struct pd_type_stage *in;
+    const char *plain_in;
+    struct pd_type_stage *out;
+    char *plain_out;
+};
+
+static void pd_pack_piece(void *ctx, size_t from, size_t n, void *to)
 {
-    pd_stage_pack_piece(stage, from, n, out);
+    const struct pd_pieces *p = ctx;
+    if (p->in != NULL)
+        pd_stage_pack_piece(p->in, from, n, to);
+    else
+        memcpy(to, p->plain_in + from, n);
 }
 
-static void pd_unpack_stage_piece(void *stage, size_t from, size_t n,
-                                  const void *data)
+static void pd_unpack_piece(void *ctx, size_t from, size_t n,
+                            const void *data)
 {
-    pd_stage_unpack_piece(stage, from, n, data);
+    struct pd_pieces *p = ctx;
+    if (p->out != NULL)
+        pd_stage_unpack_piece(p->out, from, n, data);
+    else
+        memcpy(p->plain_out + from, data, n);
+}
+
+/* c's stages as pieces; false where c has none. The input is the send
+ * buffer, or in place (or a broadcast's) the receive buffer. */
+static bool pd_pieces_of(const struct pd_coll *c, struct pd_pieces *p)
+{
+    if (c->stage == NULL && c->send_stage == NULL)
+        return false;
+    bool in_recv = c->kind == PD_COLL_BCAST || c->sendbuf == NULL;
+    *p = (struct pd_pieces){
+        .in = in_recv ? c->stage : c->send_stage,
+        .plain_in = in_recv ? c->recvbuf : c->sendbuf,
+        .out = c->stage, .plain_out = c->recvbuf,
+    };
+    return true;
 }
 
 static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
@@ -445,12 +477,18 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
     struct pd_hier *h = hc->h;
     bool one_host = pd_hier_single_host(h);
     struct pd_hier_reduction hr;
+    struct pd_pieces pieces;
+    struct pd_shm_mover by_pieces = { pd_pack_piece, pd_unpack_piece,
+                                      &pieces };
+    const struct pd_shm_mover *mover =
+        pd_pieces_of(c, &pieces) ? &by_pieces : NULL;
     switch (c->kind) {
     case PD_COLL_ALLREDUCE:
     case PD_COLL_REDUCE:
         if (!pd_hier_takes(hc))
             return PD_BACKEND_ERR_UNSUPPORTED;
         hr = pd_hier_reduction_of(hc, c->count);
+        hr.mover = mover;
         return c->kind == PD_COLL_ALLREDUCE
                    ? pd_hier_allreduce(comm, h, c->tag, c->sendbuf,
                                        c->recvbuf, &hr, fail)
@@ -467,13 +505,9 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
                                       from + pd_coll_block_count(c, comm->rank),
                                       &hr, fail);
     }
-    case PD_COLL_BCAST: {
-        struct pd_shm_mover by_pieces = { pd_pack_stage_piece,
-                                          pd_unpack_stage_piece, c->stage };
-        return pd_hier_bcast(comm, h, c->tag, c->recvbuf,
-                             c->stage != NULL ? &by_pieces : NULL, c->count,
+    case PD_COLL_BCAST:
+        return pd_hier_bcast(comm, h, c->tag, c->recvbuf, mover, c->count,
                              c->root, c->signature, fail);
-    }
     case PD_COLL_ALLGATHER: {
         struct pd_layout packed = { NULL, NULL, c->count };
         return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
@@ -561,9 +595,11 @@ static int pd_run_algos(const struct pd_coll *c, struct pd_fail *fail)
 
 int pd_coll_host(const struct pd_coll *c, struct pd_fail *fail)
 {
-    if (c->stage != NULL) {
+    if (c->stage != NULL || c->send_stage != NULL) {
         /* Moved a piece at a time by shared memory, if that serves c. */
         struct pd_host_call hc = { .c = c };
+        if (c->op != NULL)
+            pd_op_reduction(c->op, c->type, &hc.red);
         int rc = pd_hier_get(c->comm, &hc.h, fail);
         if (rc != MPI_SUCCESS)
             return rc;

@@ -263,7 +263,8 @@ int pd_hier_local_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     size_t want = h->local_rank == to ? red->count : 0;
     struct pd_backend_error e;
     e.msg[0] = '\0';
-    int rc = pd_shm_reduce(h->shm, in, out, red->count, red->elem_size,
+    int rc = pd_shm_reduce(h->shm, in, out, red->mover, red->count,
+                           red->elem_size,
                            red->fn, red->ctx, 0, want, &e);
     return rc == PD_BACKEND_OK ? MPI_SUCCESS
                                : pd_hier_shm_failed(rc, comm, what, &e, fail);

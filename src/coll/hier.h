@@ -58,6 +58,10 @@ struct pd_hier_reduction {
     const void *ctx;
     uint8_t op, elem;           /* enum pd_op_id, enum pd_elem_kind: the
                                    ranks compare them, not just bytes */
+    /* Not NULL: the input and the result are its bytes, not the
+     * buffers' (pd_shm_reduce); one host with shared memory only,
+     * PD_BACKEND_ERR_UNSUPPORTED (nothing done) otherwise. */
+    const struct pd_shm_mover *mover;
 };
 
 int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,

@@ -13,6 +13,8 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                       const struct pd_hier_reduction *red,
                       struct pd_fail *fail)
 {
+    if (red->mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+        return PD_BACKEND_ERR_UNSUPPORTED;
     const void *in = sendbuf != NULL ? sendbuf : recvbuf;
     size_t bytes = red->count * red->elem_size;
     pd_stats_way(PD_WAY_SHM);
@@ -20,7 +22,7 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
     if (h->num_hosts == 1) {
         struct pd_backend_error e;
         e.msg[0] = '\0';
-        int rc = pd_shm_reduce(h->shm, in, recvbuf, red->count,
+        int rc = pd_shm_reduce(h->shm, in, recvbuf, red->mover, red->count,
                                red->elem_size, red->fn, red->ctx, 0,
                                red->count, &e);
         return rc == PD_BACKEND_OK
@@ -48,6 +50,8 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                    const struct pd_hier_reduction *red, int root,
                    struct pd_fail *fail)
 {
+    if (red->mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+        return PD_BACKEND_ERR_UNSUPPORTED;
     const void *in = sendbuf != NULL ? sendbuf : recvbuf;
     size_t bytes = red->count * red->elem_size;
     int root_host = h->host_of[root];
@@ -98,7 +102,7 @@ int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
     struct pd_backend_error e;
     e.msg[0] = '\0';
     int rc = pd_shm_reduce(h->shm, sendbuf != NULL ? sendbuf : recvbuf,
-                           recvbuf, red->count, red->elem_size, red->fn,
+                           recvbuf, NULL, red->count, red->elem_size, red->fn,
                            red->ctx, from, to, &e);
     return rc == PD_BACKEND_OK
                ? MPI_SUCCESS

@@ -94,16 +94,6 @@ int pd_shm_compare_call(struct pd_shm_comm *comm, uint32_t n,
                         const struct pd_call_sig *call,
                         struct pd_backend_error *err);
 
-/* A reduction of count elements of elem_size bytes at in. Each rank keeps
- * elements [want_from, want_to) of the result, element want_from at out
- * (an empty range keeps nothing): allreduce keeps all, reduce only at the
- * root, reduce-scatter each its block. out may be in itself, or lie in it
- * no later than element want_from (the in-place reduce-scatter). */
-int pd_shm_reduce(struct pd_shm_comm *comm, const void *in, void *out,
-                  size_t count, size_t elem_size, pd_reduce_fn fn,
-                  const void *ctx, size_t want_from, size_t want_to,
-                  struct pd_backend_error *err);
-
 /* A buffer the caller lays out, moved a piece at a time: pack puts bytes
  * [from, from + n) of its data at out; unpack takes n bytes at data as
  * bytes [from, from + n). Each piece once, in order. */
@@ -112,6 +102,19 @@ struct pd_shm_mover {
     void (*unpack)(void *ctx, size_t from, size_t n, const void *data);
     void *ctx;
 };
+
+/* A reduction of count elements of elem_size bytes at in. Each rank keeps
+ * elements [want_from, want_to) of the result, element want_from at out
+ * (an empty range keeps nothing): allreduce keeps all, reduce only at the
+ * root, reduce-scatter each its block. out may be in itself, or lie in it
+ * no later than element want_from (the in-place reduce-scatter). With
+ * mover (not NULL), the input and the kept result are mover's bytes
+ * instead (element e at byte e * elem_size), a chunk at a time. */
+int pd_shm_reduce(struct pd_shm_comm *comm, const void *in, void *out,
+                  const struct pd_shm_mover *mover, size_t count,
+                  size_t elem_size, pd_reduce_fn fn, const void *ctx,
+                  size_t want_from, size_t want_to,
+                  struct pd_backend_error *err);
 
 /* root's bytes at buf to every rank whose keep is true; with mover (not
  * NULL), those bytes are mover's instead: packed straight into shared

@@ -87,16 +87,21 @@ static void pd_prefetch_inputs(struct pd_shm_comm *c,
 }
 
 static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
-                           unsigned char *out, size_t count, size_t es,
-                           pd_reduce_fn fn, const void *ctx, size_t want_from,
-                           size_t want_to, struct pd_backend_error *err)
+                           unsigned char *out, const struct pd_shm_mover *mover,
+                           size_t count, size_t es, pd_reduce_fn fn,
+                           const void *ctx, size_t want_from, size_t want_to,
+                           struct pd_backend_error *err)
 {
     uint32_t j;
     size_t bytes = count * es;
     int rc = pd_shm_begin_step(c, &j, "reduce", err);
     if (rc != PD_BACKEND_OK)
         return rc;
-    memcpy((void *)pd_small_input(c, j, c->rank, bytes), in, bytes);
+    void *mine = (void *)pd_small_input(c, j, c->rank, bytes);
+    if (mover != NULL)
+        mover->pack(mover->ctx, 0, bytes, mine);
+    else
+        memcpy(mine, in, bytes);
     pd_shm_arrive(c, j);
     if (want_to > want_from) {
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "reduce", err);
@@ -107,8 +112,13 @@ static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
             inputs[r] = pd_small_input(c, j, r, bytes);
         if (bytes > PD_SHM_INLINE_BYTES)
             pd_prefetch_inputs(c, inputs, want_from * es, want_to * es);
-        pd_fold(c, out, inputs, want_from,
+        /* A mover's result is folded here first (bytes fit). */
+        unsigned char folded[PD_SHM_SMALL_BYTES] __attribute__((aligned(64)));
+        pd_fold(c, mover != NULL ? folded : out, inputs, want_from,
                 want_to - want_from, es, fn, ctx);
+        if (mover != NULL)
+            mover->unpack(mover->ctx, want_from * es,
+                          (want_to - want_from) * es, folded);
     }
     pd_shm_post(c, PD_SHM_DONE, j);
     return PD_BACKEND_OK;
@@ -137,9 +147,10 @@ static void pd_fold_streamed(struct pd_shm_comm *c, unsigned char *out,
 
 /* One chunk of a large reduction: elements [off, off + n) of the whole. */
 static int pd_reduce_chunk(struct pd_shm_comm *c, const unsigned char *in,
-                           unsigned char *out, size_t off, size_t n, size_t es,
-                           pd_reduce_fn fn, const void *ctx, size_t want_from,
-                           size_t want_to, struct pd_backend_error *err)
+                           unsigned char *out, const struct pd_shm_mover *mover,
+                           size_t off, size_t n, size_t es, pd_reduce_fn fn,
+                           const void *ctx, size_t want_from, size_t want_to,
+                           struct pd_backend_error *err)
 {
     uint32_t j;
     int rc = pd_shm_begin_step(c, &j, "reduce", err);
@@ -152,7 +163,11 @@ static int pd_reduce_chunk(struct pd_shm_comm *c, const unsigned char *in,
     unsigned char *slot = pd_shm_slot(c, j, c->rank);
     const unsigned char *mine = in + off * es;
     bool stream = pd_streamed(c, n * es);
-    if (stream) {
+    if (mover != NULL) {
+        /* Packed whole into the slot, and its share read from there. */
+        mover->pack(mover->ctx, off * es, n * es, slot);
+        mine = slot;
+    } else if (stream) {
         pd_shm_stream(slot, mine, lo * es);
         pd_shm_stream(slot + hi * es, mine + hi * es, (n - hi) * es);
         pd_shm_stream_done();
@@ -181,22 +196,26 @@ static int pd_reduce_chunk(struct pd_shm_comm *c, const unsigned char *in,
         rc = pd_shm_wait(c, PD_SHM_REDUCED, j, -1, "reduce", err);
         if (rc != PD_BACKEND_OK)
             return rc;
-        memcpy(out + (from - want_from) * es, result + (from - off) * es,
-               (to - from) * es);
+        if (mover != NULL)
+            mover->unpack(mover->ctx, from * es, (to - from) * es,
+                          result + (from - off) * es);
+        else
+            memcpy(out + (from - want_from) * es, result + (from - off) * es,
+                   (to - from) * es);
     }
     pd_shm_post(c, PD_SHM_DONE, j);
     return PD_BACKEND_OK;
 }
 
 int pd_shm_reduce(struct pd_shm_comm *c, const void *in, void *out,
-                  size_t count, size_t es, pd_reduce_fn fn, const void *ctx,
-                  size_t want_from, size_t want_to,
-                  struct pd_backend_error *err)
+                  const struct pd_shm_mover *mover, size_t count, size_t es,
+                  pd_reduce_fn fn, const void *ctx, size_t want_from,
+                  size_t want_to, struct pd_backend_error *err)
 {
     const unsigned char *src = in;
     if (count * es <= PD_SHM_SMALL_BYTES && count * es <= c->chunk)
-        return pd_reduce_small(c, src, out, count, es, fn, ctx, want_from,
-                               want_to, err);
+        return pd_reduce_small(c, src, out, mover, count, es, fn, ctx,
+                               want_from, want_to, err);
     size_t per = c->chunk / es;
     if (per == 0) {
         snprintf(err->msg, sizeof(err->msg),
@@ -205,8 +224,9 @@ int pd_shm_reduce(struct pd_shm_comm *c, const void *in, void *out,
         return PD_BACKEND_ERR_UNSUPPORTED;
     }
     for (size_t off = 0; off < count; off += per) {
-        int rc = pd_reduce_chunk(c, src, out, off, pd_min(per, count - off),
-                                 es, fn, ctx, want_from, want_to, err);
+        int rc = pd_reduce_chunk(c, src, out, mover, off,
+                                 pd_min(per, count - off), es, fn, ctx,
+                                 want_from, want_to, err);
         if (rc != PD_BACKEND_OK)
             return rc;
     }
