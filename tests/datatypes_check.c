@@ -1534,6 +1534,14 @@ static int stream_want(int rank, long i, long blocks)
     return i % 5 < 3 && i / 5 < blocks ? stream_value(rank, i) : -1;
 }
 
+/* The vector of STREAM_BLOCKS blocks of 3 ints, 5 apart, committed. */
+static void stream_type(struct verdict *v, MPI_Datatype *vec)
+{
+    check_rc(v, "MPI_Type_vector",
+             MPI_Type_vector(STREAM_BLOCKS, 3, 5, MPI_INT, vec));
+    check_rc(v, "MPI_Type_commit", MPI_Type_commit(vec));
+}
+
 static void stream_fill(int *buf, int rank)
 {
     for (long i = 0; i < 5L * STREAM_BLOCKS; i++)
@@ -1561,9 +1569,7 @@ static void check_streamed_p2p(void)
     int left = (world_rank + world_size - 1) % world_size,
         right = (world_rank + 1) % world_size;
     MPI_Datatype vec;
-    check_rc(&v, "MPI_Type_vector",
-             MPI_Type_vector(STREAM_BLOCKS, 3, 5, MPI_INT, &vec));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    stream_type(&v, &vec);
     stream_fill(send, world_rank);
 
     /* Vector to vector around a ring: every rank streams at once. */
@@ -1731,9 +1737,7 @@ static void check_streamed_bcast(void)
     const long ints = 5L * STREAM_BLOCKS;
     int *buf = malloc(ints * sizeof(int));
     MPI_Datatype vec;
-    check_rc(&v, "MPI_Type_vector",
-             MPI_Type_vector(STREAM_BLOCKS, 3, 5, MPI_INT, &vec));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    stream_type(&v, &vec);
     for (int root = 0; root < world_size; root++) {
         if (world_rank == root)
             stream_fill(buf, root);
@@ -1830,9 +1834,7 @@ static void check_streamed_reductions(void)
     const long ints = 5L * STREAM_BLOCKS;
     int *in = malloc(ints * sizeof(int)), *out = malloc(ints * sizeof(int));
     MPI_Datatype vec;
-    check_rc(&v, "MPI_Type_vector",
-             MPI_Type_vector(STREAM_BLOCKS, 3, 5, MPI_INT, &vec));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    stream_type(&v, &vec);
     stream_fill(in, world_rank);
     for (long i = 0; i < ints; i++)
         out[i] = -7;
@@ -1901,6 +1903,46 @@ static long peak_rss_kib(void)
     return u.ru_maxrss;
 }
 
+/* A failure where the peak grew by a quarter of the packed bytes moved
+ * since before was read. */
+static void growth_check(struct verdict *v, long before, long packed,
+                         const char *what)
+{
+    long grew = (peak_rss_kib() - before) * 1024;
+    if (grew >= packed / 4)
+        fail(v, "%s: peak memory grew by %ld bytes moving %ld", what, grew,
+             packed);
+}
+
+/* The memory checks' vector type of blocks blocks of 3 ints in 5, and,
+ * where wanted, a buffer of one: rank 0's blocks hold their index, its
+ * gaps -2; every other rank's ints -1. */
+static int *memory_vector(struct verdict *v, long blocks, bool wanted,
+                          MPI_Datatype *vec)
+{
+    check_rc(v, "MPI_Type_vector",
+             MPI_Type_vector((int)blocks, 3, 5, MPI_INT, vec));
+    check_rc(v, "MPI_Type_commit", MPI_Type_commit(vec));
+    int *buf = wanted ? malloc(5 * blocks * sizeof(int)) : NULL;
+    for (long i = 0; buf != NULL && i < 5 * blocks; i++)
+        buf[i] = world_rank != 0 ? -1 : i % 5 < 3 ? (int)i : -2;
+    return buf;
+}
+
+/* The memory checks' vectors of 3 ints in 5: int i of a block holds i
+ * times scale, a gap holds gap. */
+static void blocks_check(struct verdict *v, const int *buf, long blocks,
+                         int scale, int gap, const char *what)
+{
+    for (long i = 0; i < 5 * blocks; i++) {
+        int want = i % 5 < 3 ? (int)i * scale : gap;
+        if (buf[i] != want) {
+            fail(v, "%s: int %ld is %d, expected %d", what, i, buf[i], want);
+            return;
+        }
+    }
+}
+
 /* Why ranks 0 and 1 cannot be expected to move a message by reading each
  * other's memory (NULL: they can): set apart on purpose, on two hosts, or
  * refused cross-memory reads by the kernel. Collective. */
@@ -1949,13 +1991,7 @@ static void check_streamed_memory(void)
     }
     struct verdict v = {""};
     MPI_Datatype vec;
-    check_rc(&v, "MPI_Type_vector",
-             MPI_Type_vector((int)blocks, 3, 5, MPI_INT, &vec));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
-    int *buf = world_rank < 2 ? malloc(5 * blocks * sizeof(int)) : NULL;
-    /* Rank 0: i in the blocks, -2 in the gaps; rank 1: -1. */
-    for (long i = 0; buf != NULL && i < 5 * blocks; i++)
-        buf[i] = world_rank == 1 ? -1 : i % 5 < 3 ? (int)i : -2;
+    int *buf = memory_vector(&v, blocks, world_rank < 2, &vec);
     /* A standard send, then a synchronous one back. */
     for (int round = 0; round < 2; round++) {
         int from = round, to = 1 - round;
@@ -1970,10 +2006,9 @@ static void check_streamed_memory(void)
             check_rc(&v, "MPI_Recv", MPI_Recv(buf, 1, vec, from, 8,
                                               MPI_COMM_WORLD,
                                               MPI_STATUS_IGNORE));
-        long grew = (peak_rss_kib() - before) * 1024;
-        if (world_rank < 2 && grew >= packed / 4)
-            fail(&v, "%s: peak memory grew by %ld bytes moving %ld",
-                 round == 0 ? "MPI_Send" : "MPI_Ssend", grew, packed);
+        if (world_rank < 2)
+            growth_check(&v, before, packed,
+                         round == 0 ? "MPI_Send" : "MPI_Ssend");
         /* What comes back must not be what was sent. */
         for (long i = 0; world_rank == 0 && round == 0 && i < 5 * blocks;
              i++)
@@ -1981,13 +2016,8 @@ static void check_streamed_memory(void)
                 buf[i] = -3;
     }
     /* The blocks came back to rank 0 by way of rank 1; its gaps stayed. */
-    for (long i = 0; world_rank == 0 && i < 5 * blocks; i++) {
-        int want = i % 5 < 3 ? (int)i : -2;
-        if (buf[i] != want) {
-            fail(&v, "int %ld is %d, expected %d", i, buf[i], want);
-            break;
-        }
-    }
+    if (world_rank == 0)
+        blocks_check(&v, buf, blocks, 1, -2, "back at rank 0");
     report(&v, "a 24 MB vector from rank 0 to rank 1 (MPI_Send) and back "
            "(MPI_Ssend) without a packed copy on either side");
     MPI_Type_free(&vec);
@@ -2010,25 +2040,11 @@ static void check_bcast_memory(void)
     }
     struct verdict v = {""};
     MPI_Datatype vec;
-    check_rc(&v, "MPI_Type_vector",
-             MPI_Type_vector((int)blocks, 3, 5, MPI_INT, &vec));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
-    int *buf = malloc(5 * blocks * sizeof(int));
-    for (long i = 0; i < 5 * blocks; i++)
-        buf[i] = world_rank == 0 ? (i % 5 < 3 ? (int)i : -2) : -1;
+    int *buf = memory_vector(&v, blocks, true, &vec);
     long before = peak_rss_kib();
     check_rc(&v, "MPI_Bcast", MPI_Bcast(buf, 1, vec, 0, MPI_COMM_WORLD));
-    long grew = (peak_rss_kib() - before) * 1024;
-    if (grew >= packed / 4)
-        fail(&v, "peak memory grew by %ld bytes broadcasting %ld", grew,
-             packed);
-    for (long i = 0; i < 5 * blocks; i++) {
-        int want = i % 5 < 3 ? (int)i : world_rank == 0 ? -2 : -1;
-        if (buf[i] != want) {
-            fail(&v, "int %ld is %d, expected %d", i, buf[i], want);
-            break;
-        }
-    }
+    growth_check(&v, before, packed, "MPI_Bcast");
+    blocks_check(&v, buf, blocks, 1, world_rank == 0 ? -2 : -1, "MPI_Bcast");
     report(&v, "a 24 MB vector broadcast from rank 0 without a packed copy "
            "on any rank");
 
@@ -2042,17 +2058,9 @@ static void check_bcast_memory(void)
     before = peak_rss_kib();
     check_rc(&v, "MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, buf, 1, vec,
                                                 MPI_SUM, MPI_COMM_WORLD));
-    grew = (peak_rss_kib() - before) * 1024;
-    if (grew >= packed / 4)
-        fail(&v, "peak memory grew by %ld bytes summing %ld", grew, packed);
-    for (long i = 0; i < 5 * blocks; i++) {
-        int want = i % 5 < 3 ? (int)i * world_size
-                   : world_rank == 0 ? -2 : -1;
-        if (buf[i] != want) {
-            fail(&v, "summed: int %ld is %d, expected %d", i, buf[i], want);
-            break;
-        }
-    }
+    growth_check(&v, before, packed, "MPI_Allreduce");
+    blocks_check(&v, buf, blocks, world_size, world_rank == 0 ? -2 : -1,
+                 "MPI_Allreduce");
     report(&v, "a 24 MB vector summed in place without a packed copy on "
            "any rank");
     MPI_Type_free(&vec);

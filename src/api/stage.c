@@ -213,28 +213,6 @@ static bool pd_needs_stage(MPI_Datatype type, const void *buf)
     return buf != NULL && type != NULL && !type->contiguous;
 }
 
-/* One side's stage into *list; its scratch buffer in *buf. */
-static int pd_stage_side(const char *call, struct pd_coll *c,
-                         MPI_Datatype type, bool send,
-                         struct pd_type_stage **list)
-{
-    const void *user = pd_stage_base(send ? c->sendbuf : c->recvbuf);
-    struct pd_type_stage *st = pd_stage_new();
-    if (st == NULL)
-        return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
-    st->next = *list;
-    *list = st;
-    if ((send ? pd_stage_send_side(st, c, type)
-              : pd_stage_recv_side(st, c, type)) != 0)
-        return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
-    PD_CHECK(pd_stage_finish(call, c->comm, st, user));
-    if (send)
-        c->sendbuf = st->packed;
-    else
-        c->recvbuf = st->packed;
-    return MPI_SUCCESS;
-}
-
 /* A broadcast, or an allreduce or reduce by a predefined op other than
  * MPIX_OP_AVG (whose division writes the result as plain bytes), with
  * buffers of host memory and no stage made before: its buffers are
@@ -253,10 +231,14 @@ static bool pd_stage_later(const struct pd_coll *c, const struct pd_agree *a)
     return a->stage == NULL && (c->kind == PD_COLL_BCAST || reduction);
 }
 
-static int pd_stage_side_later(const char *call, struct pd_coll *c,
-                               MPI_Datatype type, bool send,
-                               struct pd_type_stage **list)
+/* One side's stage into *list: packed into its scratch buffer, which
+ * becomes c's buffer; or, later, only described (c->stage,
+ * c->send_stage). */
+static int pd_stage_side(const char *call, struct pd_coll *c,
+                         MPI_Datatype type, bool send, bool later,
+                         struct pd_type_stage **list)
 {
+    const void *user = pd_stage_base(send ? c->sendbuf : c->recvbuf);
     struct pd_type_stage *st = pd_stage_new();
     if (st == NULL)
         return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
@@ -265,10 +247,15 @@ static int pd_stage_side_later(const char *call, struct pd_coll *c,
     if ((send ? pd_stage_send_side(st, c, type)
               : pd_stage_recv_side(st, c, type)) != 0)
         return pd_raise(c->comm, call, MPI_ERR_NO_MEM, "out of memory");
+    if (later) {
+        *(send ? &c->send_stage : &c->stage) = st;
+        return MPI_SUCCESS;
+    }
+    PD_CHECK(pd_stage_finish(call, c->comm, st, user));
     if (send)
-        c->send_stage = st;
+        c->sendbuf = st->packed;
     else
-        c->stage = st;
+        c->recvbuf = st->packed;
     return MPI_SUCCESS;
 }
 
@@ -281,11 +268,9 @@ int pd_stage_coll(const char *call, struct pd_coll *c,
     bool later = pd_stage_later(c, a);
     int rc = MPI_SUCCESS;
     if (pd_needs_stage(send, c->sendbuf))
-        rc = later ? pd_stage_side_later(call, c, send, true, stage)
-                   : pd_stage_side(call, c, send, true, stage);
+        rc = pd_stage_side(call, c, send, true, later, stage);
     if (rc == MPI_SUCCESS && pd_needs_stage(recv, c->recvbuf))
-        rc = later ? pd_stage_side_later(call, c, recv, false, stage)
-                   : pd_stage_side(call, c, recv, false, stage);
+        rc = pd_stage_side(call, c, recv, false, later, stage);
     if (rc != MPI_SUCCESS) {
         c->stage = c->send_stage = NULL;
         pd_stage_free(*stage);
