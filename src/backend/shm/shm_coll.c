@@ -86,6 +86,18 @@ static void pd_prefetch_inputs(struct pd_shm_comm *c,
     }
 }
 
+/* pd_fold of a small reduction into a block of its own, then unpacked by
+ * mover (out of line: the plain path's frame stays as it was). */
+static __attribute__((noinline)) void
+pd_fold_to_mover(struct pd_shm_comm *c, const struct pd_shm_mover *mover,
+                 const unsigned char *const *inputs, size_t from, size_t n,
+                 size_t es, pd_reduce_fn fn, const void *ctx)
+{
+    unsigned char folded[PD_SHM_SMALL_BYTES] __attribute__((aligned(64)));
+    pd_fold(c, folded, inputs, from, n, es, fn, ctx);
+    mover->unpack(mover->ctx, from * es, n * es, folded);
+}
+
 static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
                            unsigned char *out, const struct pd_shm_mover *mover,
                            size_t count, size_t es, pd_reduce_fn fn,
@@ -112,13 +124,12 @@ static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
             inputs[r] = pd_small_input(c, j, r, bytes);
         if (bytes > PD_SHM_INLINE_BYTES)
             pd_prefetch_inputs(c, inputs, want_from * es, want_to * es);
-        /* A mover's result is folded here first (bytes fit). */
-        unsigned char folded[PD_SHM_SMALL_BYTES] __attribute__((aligned(64)));
-        pd_fold(c, mover != NULL ? folded : out, inputs, want_from,
-                want_to - want_from, es, fn, ctx);
         if (mover != NULL)
-            mover->unpack(mover->ctx, want_from * es,
-                          (want_to - want_from) * es, folded);
+            pd_fold_to_mover(c, mover, inputs, want_from, want_to - want_from,
+                             es, fn, ctx);
+        else
+            pd_fold(c, out, inputs, want_from, want_to - want_from, es, fn,
+                    ctx);
     }
     pd_shm_post(c, PD_SHM_DONE, j);
     return PD_BACKEND_OK;
