@@ -511,11 +511,11 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
     case PD_COLL_ALLGATHER: {
         struct pd_layout packed = { NULL, NULL, c->count };
         return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
-                                  &packed, c->signature, fail);
+                                  mover, &packed, c->signature, fail);
     }
     case PD_COLL_ALLGATHERV:
         return pd_hier_allgatherv(comm, h, c->tag, c->sendbuf, c->recvbuf,
-                                  &c->recv, c->signature, fail);
+                                  mover, &c->recv, c->signature, fail);
     case PD_COLL_BARRIER:
         return pd_hier_barrier(comm, h, c->tag, fail);
     /* Across hosts each pair of ranks exchanges directly. */

@@ -84,8 +84,10 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
                   uint32_t tag, void *buffer, const struct pd_shm_mover *mover,
                   size_t bytes, int root, unsigned char signature,
                   struct pd_fail *fail);
+/* mover: as for pd_hier_bcast. */
 int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        uint32_t tag, const void *sendbuf, void *recvbuf,
+                       const struct pd_shm_mover *mover,
                        const struct pd_layout *recv, unsigned char signature,
                        struct pd_fail *fail);
 /* One host only, in the layouts of pd_coll_alltoallv, pd_coll_gatherv

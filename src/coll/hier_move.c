@@ -59,12 +59,15 @@ static void pd_blocks(const struct pd_layout *l, const int *list, int n,
 
 static int pd_allgatherv_one_host(struct ompi_communicator_t *comm,
                                   struct pd_hier *h, const void *sendbuf,
-                                  void *recvbuf, const size_t *offs,
-                                  const size_t *bytes, struct pd_fail *fail)
+                                  void *recvbuf,
+                                  const struct pd_shm_mover *mover,
+                                  const size_t *offs, const size_t *bytes,
+                                  struct pd_fail *fail)
 {
     struct pd_backend_error e;
     e.msg[0] = '\0';
-    int rc = pd_shm_allgatherv(h->shm, sendbuf, recvbuf, offs, bytes, &e);
+    int rc = pd_shm_allgatherv(h->shm, sendbuf, recvbuf, mover, offs, bytes,
+                               &e);
     return rc == PD_BACKEND_OK
                ? MPI_SUCCESS
                : pd_hier_shm_failed(rc, comm, "allgather", &e, fail);
@@ -115,7 +118,8 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
             }
             struct pd_backend_error e;
             e.msg[0] = '\0';
-            int s = pd_shm_allgatherv(h->shm, NULL, mine, loffs, lbytes, &e);
+            int s = pd_shm_allgatherv(h->shm, NULL, mine, NULL, loffs,
+                                      lbytes, &e);
             if (s != PD_BACKEND_OK)
                 rc = pd_hier_shm_failed(s, comm, "allgather", &e, fail);
         }
@@ -145,9 +149,12 @@ static int pd_allgatherv_hosts(struct ompi_communicator_t *comm,
 
 int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        uint32_t tag, const void *sendbuf, void *recvbuf,
+                       const struct pd_shm_mover *mover,
                        const struct pd_layout *recv, unsigned char signature,
                        struct pd_fail *fail)
 {
+    if (mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+        return PD_BACKEND_ERR_UNSUPPORTED;
     pd_stats_way(PD_WAY_SHM);
     size_t stack[2 * PD_STACK_RANKS];
     size_t *offs = comm->size <= PD_STACK_RANKS
@@ -162,8 +169,8 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
         total += bytes[r];
     pd_hier_serve(h, PD_COLL_ALLGATHER, -1, total, NULL, signature);
     int rc = h->num_hosts == 1
-                 ? pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, offs,
-                                          bytes, fail)
+                 ? pd_allgatherv_one_host(comm, h, sendbuf, recvbuf, mover,
+                                          offs, bytes, fail)
                  : pd_allgatherv_hosts(comm, h, tag, sendbuf, recvbuf, recv,
                                        fail);
     if (offs != stack)

@@ -125,10 +125,13 @@ int pd_shm_bcast(struct pd_shm_comm *comm, void *buf,
                  bool keep, struct pd_backend_error *err);
 
 /* Rank i's bytes[i] bytes to offset offs[i] of out on every rank; in is
- * this rank's block (NULL: already in place in out). */
+ * this rank's block (NULL: already in place in out). With mover (not
+ * NULL), in and out are mover's bytes instead: this rank's block is
+ * packed from its bytes [0, bytes) -- in place, [offs[rank], ...) -- and
+ * every block unpacked as its bytes at offs[i]. */
 int pd_shm_allgatherv(struct pd_shm_comm *comm, const void *in, void *out,
-                      const size_t *offs, const size_t *bytes,
-                      struct pd_backend_error *err);
+                      const struct pd_shm_mover *mover, const size_t *offs,
+                      const size_t *bytes, struct pd_backend_error *err);
 
 int pd_shm_barrier(struct pd_shm_comm *comm, struct pd_backend_error *err);
 

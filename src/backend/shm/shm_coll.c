@@ -314,8 +314,8 @@ int pd_shm_bcast(struct pd_shm_comm *c, void *buf,
 }
 
 int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
-                      const size_t *offs, const size_t *bytes,
-                      struct pd_backend_error *err)
+                      const struct pd_shm_mover *mover, const size_t *offs,
+                      const size_t *bytes, struct pd_backend_error *err)
 {
     unsigned char *o = out;
     size_t most = 0;
@@ -340,7 +340,12 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
          * time with a second pass after arriving); a smaller one after
          * arriving, so the others copy from the slot meanwhile. */
         bool own_later = in != NULL && n > 0;
-        if (own_later && pd_streamed(c, n)) {
+        if (mover != NULL) {
+            /* In place, this rank's block is in the output already. */
+            if (n > 0)
+                mover->pack(mover->ctx, (in != NULL ? 0 : offs[c->rank]) + off,
+                            n, slot);
+        } else if (own_later && pd_streamed(c, n)) {
             pd_shm_stream_twice(slot, o + offs[c->rank] + off, mine + off, n);
             pd_shm_stream_done();
             own_later = false;
@@ -348,7 +353,9 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
             pd_copy_in(c, slot, mine + off, n);
         }
         pd_shm_arrive(c, j);
-        if (own_later)
+        if (own_later && mover != NULL)
+            mover->unpack(mover->ctx, offs[c->rank] + off, n, slot);
+        else if (own_later)
             memcpy(o + offs[c->rank] + off, mine + off, n);
         rc = pd_shm_wait(c, PD_SHM_ARRIVED, j, -1, "allgather", err);
         if (rc != PD_BACKEND_OK)
@@ -358,7 +365,11 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
                 continue;
             const unsigned char *from = tiny ? pd_shm_line(c, r)->arrival[j & 1].data
                                              : pd_shm_slot(c, j, r);
-            memcpy(o + offs[r] + off, from, pd_min(c->chunk, bytes[r] - off));
+            size_t m = pd_min(c->chunk, bytes[r] - off);
+            if (mover != NULL)
+                mover->unpack(mover->ctx, offs[r] + off, m, from);
+            else
+                memcpy(o + offs[r] + off, from, m);
         }
         pd_shm_post(c, PD_SHM_DONE, j);
     }
