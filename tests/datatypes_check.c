@@ -2130,6 +2130,8 @@ static void check_collective_memory(void)
         report_skip(why, "a 24 MB vector broadcast without a packed copy");
         report_skip(why, "a 24 MB vector summed without a packed copy");
         report_skip(why, "a 24 MB vector gathered without a packed copy");
+        report_skip(why, "a 24 MB vector gathered at rank 0 and scattered "
+                    "back without a packed copy");
         return;
     }
     struct verdict v = {""};
@@ -2182,6 +2184,33 @@ static void check_collective_memory(void)
               "Open MPI 4.1.4 packs an allgather of a derived type whole", &v,
               "a 24 MB vector gathered from every rank's share without a "
               "packed copy on any rank");
+
+    /* The same shares gathered at rank 0, then scattered back. */
+    v = (struct verdict){""};
+    for (long i = 0; i < 5 * blocks; i++)
+        buf[i] = -1;
+    before = peak_rss_kib();
+    check_rc(&v, "MPI_Gather", MPI_Gather(mine, 1, item, buf, 1, item, 0,
+                                          MPI_COMM_WORLD));
+    growth_check(&v, before, rows * 3 * (long)sizeof(int), "MPI_Gather");
+    if (world_rank == 0)
+        blocks_check(&v, buf, rows, 1, -1, "MPI_Gather");
+    for (long i = 0; i < 5 * share; i++)
+        mine[i] = -1;
+    before = peak_rss_kib();
+    check_rc(&v, "MPI_Scatter", MPI_Scatter(buf, 1, item, mine, 1, item, 0,
+                                            MPI_COMM_WORLD));
+    growth_check(&v, before, rows * 3 * (long)sizeof(int), "MPI_Scatter");
+    for (long i = 0; i < 5 * share; i++) {
+        int want = i % 5 < 3 ? (int)(i + 5 * share * world_rank) : -1;
+        if (mine[i] != want) {
+            fail(&v, "MPI_Scatter: int %ld is %d, expected %d", i, mine[i],
+                 want);
+            break;
+        }
+    }
+    report(&v, "a 24 MB vector gathered at rank 0 and scattered back "
+           "without a packed copy on any rank");
     MPI_Type_free(&part);
     MPI_Type_free(&item);
     free(mine);

@@ -213,9 +213,10 @@ static bool pd_needs_stage(MPI_Datatype type, const void *buf)
     return buf != NULL && type != NULL && !type->contiguous;
 }
 
-/* A broadcast, an allgather(v), or an allreduce or reduce by a
- * predefined op other than MPIX_OP_AVG (whose division writes the result
- * as plain bytes), with buffers of host memory and no stage made before:
+/* A move (broadcast, allgather(v), gather(v), scatter(v), alltoall(v)),
+ * or an allreduce or reduce by a predefined op other than MPIX_OP_AVG
+ * (whose division writes the result as plain bytes), with buffers of
+ * host memory and no stage made before:
  * its buffers are described, not packed, for the call to move a piece at
  * a time (c->stage, c->send_stage). */
 static bool pd_stage_later(const struct pd_coll *c, const struct pd_agree *a)
@@ -228,9 +229,10 @@ static bool pd_stage_later(const struct pd_coll *c, const struct pd_agree *a)
         if (bufs[i] == PD_BOTTOM ||
             (bufs[i] != NULL && pd_route_is_device(bufs[i])))
             return false;
-    return a->stage == NULL &&
-           (c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER ||
-            c->kind == PD_COLL_ALLGATHERV || reduction);
+    bool move = c->kind == PD_COLL_BCAST || c->kind == PD_COLL_ALLGATHER ||
+                c->kind == PD_COLL_ALLGATHERV || c->kind == PD_COLL_GATHERV ||
+                c->kind == PD_COLL_SCATTERV || c->kind == PD_COLL_ALLTOALLV;
+    return a->stage == NULL && (move || reduction);
 }
 
 /* One side's stage into *list: packed into its scratch buffer, which

@@ -522,16 +522,16 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
     case PD_COLL_GATHERV:
         return one_host ? pd_hier_gatherv(comm, h, c->sendbuf, c->count,
                                           c->recvbuf, &c->recv, c->root,
-                                          c->signature, fail)
+                                          mover, c->signature, fail)
                         : PD_BACKEND_ERR_UNSUPPORTED;
     case PD_COLL_SCATTERV:
         return one_host ? pd_hier_scatterv(comm, h, c->sendbuf, &c->send,
                                            c->recvbuf, c->count, c->root,
-                                           c->signature, fail)
+                                           mover, c->signature, fail)
                         : PD_BACKEND_ERR_UNSUPPORTED;
     case PD_COLL_ALLTOALLV:
         return one_host ? pd_hier_alltoallv(comm, h, c->sendbuf, &c->send,
-                                            c->recvbuf, &c->recv,
+                                            c->recvbuf, &c->recv, mover,
                                             c->signature, fail)
                         : PD_BACKEND_ERR_UNSUPPORTED;
     default:

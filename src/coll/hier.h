@@ -92,18 +92,22 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        struct pd_fail *fail);
 /* One host only, in the layouts of pd_coll_alltoallv, pd_coll_gatherv
  * and pd_coll_scatterv: PD_BACKEND_ERR_UNSUPPORTED (nothing done) when
- * the segment's chunk is too small for this many ranks. */
+ * the segment's chunk is too small for this many ranks, or with a mover
+ * (as for pd_hier_bcast) and no shared memory. */
 int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
                       const void *sendbuf, const struct pd_layout *send,
                       void *recvbuf, const struct pd_layout *recv,
+                      const struct pd_shm_mover *mover,
                       unsigned char signature, struct pd_fail *fail);
 int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                     const void *sendbuf, size_t send_bytes, void *recvbuf,
                     const struct pd_layout *recv, int root,
+                    const struct pd_shm_mover *mover,
                     unsigned char signature, struct pd_fail *fail);
 int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
                      const void *sendbuf, const struct pd_layout *send,
                      void *recvbuf, size_t recv_bytes, int root,
+                     const struct pd_shm_mover *mover,
                      unsigned char signature, struct pd_fail *fail);
 int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,
                     uint32_t tag, struct pd_fail *fail);

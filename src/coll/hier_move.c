@@ -185,7 +185,8 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
 static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
                          enum pd_coll_kind kind, int root,
                          unsigned char signature, const char *what,
-                         const void *in, void *out, size_t *blocks,
+                         const void *in, void *out,
+                         const struct pd_shm_mover *mover, size_t *blocks,
                          const size_t *stack, struct pd_fail *fail)
 {
     size_t n = (size_t)comm->size;
@@ -195,7 +196,7 @@ static int pd_shm_blocks(struct ompi_communicator_t *comm, struct pd_hier *h,
     struct pd_backend_error e;
     e.msg[0] = '\0';
     int rc = pd_shm_alltoallv(h->shm, in, blocks, blocks + n, out,
-                              blocks + 2 * n, blocks + 3 * n, &e);
+                              blocks + 2 * n, blocks + 3 * n, mover, &e);
     if (blocks != stack)
         free(blocks);
     if (rc == PD_BACKEND_ERR_UNSUPPORTED)
@@ -220,8 +221,11 @@ static size_t *pd_block_table(struct ompi_communicator_t *comm, size_t *stack,
 int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
                       const void *sendbuf, const struct pd_layout *send,
                       void *recvbuf, const struct pd_layout *recv,
+                      const struct pd_shm_mover *mover,
                       unsigned char signature, struct pd_fail *fail)
 {
+    if (mover != NULL && h->shm == NULL)
+        return PD_BACKEND_ERR_UNSUPPORTED;
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
     if (t == NULL)
@@ -230,15 +234,18 @@ int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
     pd_blocks(sendbuf != NULL ? send : recv, NULL, comm->size, t, t + n);
     pd_blocks(recv, NULL, comm->size, t + 2 * n, t + 3 * n);
     return pd_shm_blocks(comm, h, PD_COLL_ALLTOALLV, -1, signature, "alltoall",
-                         sendbuf != NULL ? sendbuf : recvbuf, recvbuf, t,
-                         stack, fail);
+                         sendbuf != NULL ? sendbuf : recvbuf, recvbuf, mover,
+                         t, stack, fail);
 }
 
 int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                     const void *sendbuf, size_t send_bytes, void *recvbuf,
                     const struct pd_layout *recv, int root,
+                    const struct pd_shm_mover *mover,
                     unsigned char signature, struct pd_fail *fail)
 {
+    if (mover != NULL && h->shm == NULL)
+        return PD_BACKEND_ERR_UNSUPPORTED;
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
     if (t == NULL)
@@ -251,14 +258,17 @@ int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
             t[3 * n + (size_t)root] = 0;
     }
     return pd_shm_blocks(comm, h, PD_COLL_GATHERV, root, signature, "gather",
-                         sendbuf, recvbuf, t, stack, fail);
+                         sendbuf, recvbuf, mover, t, stack, fail);
 }
 
 int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
                      const void *sendbuf, const struct pd_layout *send,
                      void *recvbuf, size_t recv_bytes, int root,
+                     const struct pd_shm_mover *mover,
                      unsigned char signature, struct pd_fail *fail)
 {
+    if (mover != NULL && h->shm == NULL)
+        return PD_BACKEND_ERR_UNSUPPORTED;
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
     if (t == NULL)
@@ -271,7 +281,7 @@ int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
     }
     t[3 * n + (size_t)root] = recvbuf != NULL ? recv_bytes : 0;
     return pd_shm_blocks(comm, h, PD_COLL_SCATTERV, root, signature, "scatter",
-                         sendbuf, recvbuf, t, stack, fail);
+                         sendbuf, recvbuf, mover, t, stack, fail);
 }
 
 int pd_hier_barrier(struct ompi_communicator_t *comm, struct pd_hier *h,

@@ -138,12 +138,15 @@ int pd_shm_barrier(struct pd_shm_comm *comm, struct pd_backend_error *err);
 /* Rank r's block for rank d is send_bytes[d] bytes at in + send_offs[d];
  * what it gets from rank s goes to out + recv_offs[s], recv_bytes[s]
  * bytes (equal to what s sends it). in may be out with the same layout
- * both ways (in place). PD_BACKEND_ERR_UNSUPPORTED, before any step, when
- * the chunk cannot give every rank a piece. */
+ * both ways (in place). With mover (not NULL), in and out are mover's
+ * bytes at those offsets instead. PD_BACKEND_ERR_UNSUPPORTED, before any
+ * step, when the chunk cannot give every rank a piece. */
 int pd_shm_alltoallv(struct pd_shm_comm *comm, const void *in,
                      const size_t *send_offs, const size_t *send_bytes,
                      void *out, const size_t *recv_offs,
-                     const size_t *recv_bytes, struct pd_backend_error *err);
+                     const size_t *recv_bytes,
+                     const struct pd_shm_mover *mover,
+                     struct pd_backend_error *err);
 
 #ifdef __cplusplus
 }

@@ -388,7 +388,9 @@ int pd_shm_allgatherv(struct pd_shm_comm *c, const void *in, void *out,
 int pd_shm_alltoallv(struct pd_shm_comm *c, const void *in,
                      const size_t *send_offs, const size_t *send_bytes,
                      void *out, const size_t *recv_offs,
-                     const size_t *recv_bytes, struct pd_backend_error *err)
+                     const size_t *recv_bytes,
+                     const struct pd_shm_mover *mover,
+                     struct pd_backend_error *err)
 {
     size_t piece = (c->chunk / (size_t)c->size) & ~(size_t)63;
     if (piece == 0) {
@@ -411,9 +413,14 @@ int pd_shm_alltoallv(struct pd_shm_comm *c, const void *in,
          * 118 -> 144 us). */
         unsigned char *slot = pd_shm_slot(c, j, c->rank);
         for (int d = 0; d < c->size; d++) {
-            if (send_bytes[d] > off)
-                memcpy(slot + (size_t)d * piece, src + send_offs[d] + off,
-                       pd_min(piece, send_bytes[d] - off));
+            if (send_bytes[d] <= off)
+                continue;
+            size_t m = pd_min(piece, send_bytes[d] - off);
+            if (mover != NULL)
+                mover->pack(mover->ctx, send_offs[d] + off, m,
+                            slot + (size_t)d * piece);
+            else
+                memcpy(slot + (size_t)d * piece, src + send_offs[d] + off, m);
         }
         struct pd_shm_arrival *mine = &pd_shm_line(c, c->rank)->arrival[j & 1];
         mine->data[0] = most > off + piece;
@@ -423,10 +430,14 @@ int pd_shm_alltoallv(struct pd_shm_comm *c, const void *in,
             return rc;
         bool more = false;
         for (int r = 0; r < c->size; r++) {
-            if (recv_bytes[r] > off)
-                memcpy(dst + recv_offs[r] + off,
-                       pd_shm_slot(c, j, r) + (size_t)c->rank * piece,
-                       pd_min(piece, recv_bytes[r] - off));
+            const unsigned char *from =
+                pd_shm_slot(c, j, r) + (size_t)c->rank * piece;
+            size_t m = recv_bytes[r] > off ? pd_min(piece, recv_bytes[r] - off)
+                                           : 0;
+            if (m > 0 && mover != NULL)
+                mover->unpack(mover->ctx, recv_offs[r] + off, m, from);
+            else if (m > 0)
+                memcpy(dst + recv_offs[r] + off, from, m);
             more = more || pd_shm_line(c, r)->arrival[j & 1].data[0] != 0;
         }
         pd_shm_post(c, PD_SHM_DONE, j);
