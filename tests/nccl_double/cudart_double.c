@@ -61,6 +61,7 @@ static const char *const entry_names[] = {
     "cudaStreamDestroy", "cudaStreamQuery", "cudaStreamSynchronize",
     "cudaDeviceSynchronize", "cudaGetErrorString", "cudaGetLastError",
     "cudaPeekAtLastError", "cudaRuntimeGetVersion",
+    "cudaEventCreateWithFlags", "cudaEventRecord", "cudaStreamWaitEvent",
 };
 enum { ENTRY_COUNT = sizeof entry_names / sizeof entry_names[0] };
 static _Atomic long entry_calls[ENTRY_COUNT];
@@ -622,6 +623,52 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     while (stream->head || stream->running)
         pthread_cond_wait(&stream->changed, &stream->lock);
     pthread_mutex_unlock(&stream->lock);
+    return cudaSuccess;
+}
+
+/* Events mark only the legacy default stream's work, which runs at once:
+ * one recorded there is complete when recorded, and a stream made to
+ * wait for it has nothing to wait for. */
+struct CUevent_st {
+    unsigned magic;
+};
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
+    COUNT();
+    (void)flags;
+    if (!event)
+        return fail(cudaErrorInvalidValue, "cudaEventCreateWithFlags: NULL");
+    struct CUevent_st *e = calloc(1, sizeof *e);
+    if (!e)
+        return fail(cudaErrorMemoryAllocation, "cudaEventCreateWithFlags: "
+                    "out of memory");
+    *event = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    COUNT();
+    if (!event)
+        return fail(cudaErrorInvalidResourceHandle, "cudaEventRecord: NULL");
+    if (stream)
+        return fail(cudaErrorNotSupported, "cudaEventRecord: only on the "
+                    "default stream in this double");
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned int flags)
+{
+    COUNT();
+    (void)flags;
+    if (!event)
+        return fail(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent: "
+                    "NULL event");
+    if (stream && !stream_valid(stream))
+        return fail(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent"
+                    "(%p): not a stream of this runtime", (void *)stream);
     return cudaSuccess;
 }
 

@@ -178,6 +178,9 @@ static int pd_dccl_begin(struct pd_dccl_comm *c, char *err, size_t errlen)
     }
     if (c->d->b->set_device(c->d->device, err, errlen) != 0)
         return PD_BACKEND_ERR_INTERNAL;
+    if (c->d->b->stream_follow_default != NULL &&
+        c->d->b->stream_follow_default(c->stream, err, errlen) != 0)
+        return PD_BACKEND_ERR_INTERNAL;
     return PD_BACKEND_OK;
 }
 

@@ -58,6 +58,11 @@ struct pd_dccl_binding {
     void (*comm_destroy)(void *comm, bool abort);
     int (*stream_create)(void **stream, char *err, size_t errlen);
     void (*stream_destroy)(void *stream);
+    /* Order stream after the work the program queued on the device's
+     * default stream (a copy from pageable memory returns before its DMA
+     * is done), without blocking the host; NULL where the library's
+     * streams need no such step. -1 with err. */
+    int (*stream_follow_default)(void *stream, char *err, size_t errlen);
     /* Wait for the stream's work until deadline_ms, watching comm for
      * asynchronous errors: 0 done, 1 not done by the deadline (err
      * untouched), -1 failed (err says why). */

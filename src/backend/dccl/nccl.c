@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,9 @@ typedef __typeof__(cudaFreeHost) *pd_cuda_free_host_fn;
 typedef __typeof__(cudaStreamCreateWithFlags) *pd_cuda_stream_create_fn;
 typedef __typeof__(cudaStreamDestroy) *pd_cuda_stream_destroy_fn;
 typedef __typeof__(cudaStreamQuery) *pd_cuda_stream_query_fn;
+typedef __typeof__(cudaEventCreateWithFlags) *pd_cuda_event_create_fn;
+typedef __typeof__(cudaEventRecord) *pd_cuda_event_record_fn;
+typedef __typeof__(cudaStreamWaitEvent) *pd_cuda_stream_wait_event_fn;
 typedef __typeof__(cudaGetErrorString) *pd_cuda_error_string_fn;
 typedef __typeof__(cudaGetLastError) *pd_cuda_last_error_fn;
 typedef __typeof__(cudaRuntimeGetVersion) *pd_cuda_runtime_version_fn;
@@ -64,6 +68,10 @@ static struct {
     pd_cuda_stream_create_fn stream_create;
     pd_cuda_stream_destroy_fn stream_destroy;
     pd_cuda_stream_query_fn stream_query;
+    pd_cuda_event_create_fn event_create;
+    pd_cuda_event_record_fn event_record;
+    pd_cuda_stream_wait_event_fn stream_wait_event;
+    _Atomic(cudaEvent_t) default_done;  /* recorded on the default stream */
     pd_cuda_error_string_fn cuda_error_string;
     pd_cuda_last_error_fn last_cuda_error;
     pd_cuda_runtime_version_fn runtime_version;
@@ -171,6 +179,9 @@ static int pd_nccl_load_runtime(const char *runtime_lib, char *err,
         { "cudaStreamCreateWithFlags", (void **)&pd_nccl.stream_create },
         { "cudaStreamDestroy", (void **)&pd_nccl.stream_destroy },
         { "cudaStreamQuery", (void **)&pd_nccl.stream_query },
+        { "cudaEventCreateWithFlags", (void **)&pd_nccl.event_create },
+        { "cudaEventRecord", (void **)&pd_nccl.event_record },
+        { "cudaStreamWaitEvent", (void **)&pd_nccl.stream_wait_event },
         { "cudaGetErrorString", (void **)&pd_nccl.cuda_error_string },
         { "cudaGetLastError", (void **)&pd_nccl.last_cuda_error },
         { "cudaRuntimeGetVersion", (void **)&pd_nccl.runtime_version },
@@ -386,6 +397,30 @@ static int pd_nccl_stream_create(void **stream, char *err, size_t errlen)
     return 0;
 }
 
+/* One event per process (one device per rank), made at first use: a
+ * second thread that records it before the first waits only makes the
+ * first wait for more. */
+static int pd_nccl_stream_follow_default(void *stream, char *err,
+                                         size_t errlen)
+{
+    cudaEvent_t ev = atomic_load(&pd_nccl.default_done);
+    cudaError_t rc;
+    if (ev == NULL) {
+        if ((rc = pd_nccl.event_create(&ev, cudaEventDisableTiming)) !=
+            cudaSuccess)
+            return pd_cuda_fail(err, errlen, "cudaEventCreateWithFlags", rc);
+        cudaEvent_t none = NULL;
+        if (!atomic_compare_exchange_strong(&pd_nccl.default_done, &none, ev))
+            ev = none;          /* another thread's; this one is kept */
+    }
+    if ((rc = pd_nccl.event_record(ev, NULL)) != cudaSuccess)
+        return pd_cuda_fail(err, errlen, "cudaEventRecord", rc);
+    if ((rc = pd_nccl.stream_wait_event((cudaStream_t)stream, ev, 0)) !=
+        cudaSuccess)
+        return pd_cuda_fail(err, errlen, "cudaStreamWaitEvent", rc);
+    return 0;
+}
+
 static void pd_nccl_stream_destroy(void *stream)
 {
     if (stream != NULL &&
@@ -594,6 +629,7 @@ const struct pd_dccl_binding pd_dccl_nccl = {
     .comm_init = pd_nccl_comm_init,
     .comm_destroy = pd_nccl_comm_destroy,
     .stream_create = pd_nccl_stream_create,
+    .stream_follow_default = pd_nccl_stream_follow_default,
     .stream_destroy = pd_nccl_stream_destroy,
     .stream_wait = pd_nccl_stream_wait,
     .dtype = pd_nccl_dtype,
