@@ -35,6 +35,14 @@ int pd_hier_local_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                          const void *in, void *out,
                          const struct pd_hier_reduction *red, int to,
                          const char *what, struct pd_fail *fail);
+/* Whether a call whose bytes are mover's (not NULL) must be packed whole
+ * instead: pieces go through shared memory on one host only. */
+static inline bool pd_hier_refuses_mover(const struct pd_hier *h,
+                                         const struct pd_shm_mover *mover)
+{
+    return mover != NULL && (h->num_hosts > 1 || h->shm == NULL);
+}
+
 /* Intra-host broadcast from local rank from (keep: it keeps buf), of
  * mover's bytes where mover is not NULL (pd_shm_bcast). */
 int pd_hier_local_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,

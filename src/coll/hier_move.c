@@ -14,7 +14,7 @@ int pd_hier_bcast(struct ompi_communicator_t *comm, struct pd_hier *h,
                   struct pd_fail *fail)
 {
     /* Leaders move whole buffers between hosts. */
-    if (mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+    if (pd_hier_refuses_mover(h, mover))
         return PD_BACKEND_ERR_UNSUPPORTED;
     int root_host = h->host_of[root];
     pd_stats_way(PD_WAY_SHM);
@@ -153,7 +153,7 @@ int pd_hier_allgatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                        const struct pd_layout *recv, unsigned char signature,
                        struct pd_fail *fail)
 {
-    if (mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+    if (pd_hier_refuses_mover(h, mover))
         return PD_BACKEND_ERR_UNSUPPORTED;
     pd_stats_way(PD_WAY_SHM);
     size_t stack[2 * PD_STACK_RANKS];
@@ -224,7 +224,7 @@ int pd_hier_alltoallv(struct ompi_communicator_t *comm, struct pd_hier *h,
                       const struct pd_shm_mover *mover,
                       unsigned char signature, struct pd_fail *fail)
 {
-    if (mover != NULL && h->shm == NULL)
+    if (pd_hier_refuses_mover(h, mover))
         return PD_BACKEND_ERR_UNSUPPORTED;
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
@@ -244,7 +244,7 @@ int pd_hier_gatherv(struct ompi_communicator_t *comm, struct pd_hier *h,
                     const struct pd_shm_mover *mover,
                     unsigned char signature, struct pd_fail *fail)
 {
-    if (mover != NULL && h->shm == NULL)
+    if (pd_hier_refuses_mover(h, mover))
         return PD_BACKEND_ERR_UNSUPPORTED;
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);
@@ -267,7 +267,7 @@ int pd_hier_scatterv(struct ompi_communicator_t *comm, struct pd_hier *h,
                      const struct pd_shm_mover *mover,
                      unsigned char signature, struct pd_fail *fail)
 {
-    if (mover != NULL && h->shm == NULL)
+    if (pd_hier_refuses_mover(h, mover))
         return PD_BACKEND_ERR_UNSUPPORTED;
     size_t stack[4 * PD_STACK_RANKS], n = (size_t)comm->size;
     size_t *t = pd_block_table(comm, stack, fail);

@@ -13,7 +13,7 @@ int pd_hier_allreduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                       const struct pd_hier_reduction *red,
                       struct pd_fail *fail)
 {
-    if (red->mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+    if (pd_hier_refuses_mover(h, red->mover))
         return PD_BACKEND_ERR_UNSUPPORTED;
     const void *in = sendbuf != NULL ? sendbuf : recvbuf;
     size_t bytes = red->count * red->elem_size;
@@ -50,7 +50,7 @@ int pd_hier_reduce(struct ompi_communicator_t *comm, struct pd_hier *h,
                    const struct pd_hier_reduction *red, int root,
                    struct pd_fail *fail)
 {
-    if (red->mover != NULL && (h->num_hosts > 1 || h->shm == NULL))
+    if (pd_hier_refuses_mover(h, red->mover))
         return PD_BACKEND_ERR_UNSUPPORTED;
     const void *in = sendbuf != NULL ? sendbuf : recvbuf;
     size_t bytes = red->count * red->elem_size;
