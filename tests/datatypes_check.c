@@ -2117,6 +2117,110 @@ static void check_streamed_memory(void)
     free(buf);
 }
 
+/* Reduce-scatters by MPI_SUM of the allgather's items (a vector of
+ * GATHER_BLOCKS blocks of 3 ints in 5 per rank's block): vector to
+ * vector, in place, and plain ints on odd ranks. Rank r's input int i is
+ * stream_value(r, i); rank me keeps the sums of item me. */
+static int scatter_sum_want(long k, int gap)
+{
+    return k % 5 < 3 ? stream_sum(5L * GATHER_BLOCKS * world_rank + k) : gap;
+}
+
+static void check_streamed_reduce_scatter(void)
+{
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "reduce-scatters of vectors of 1.2 MB "
+                    "packed per rank");
+        return;
+    }
+    struct verdict v = {""};
+    const long per = 5L * GATHER_BLOCKS, all = per * world_size;
+    int *in = malloc(all * sizeof(int)), *out = malloc(per * sizeof(int));
+    int *counts = malloc((size_t)world_size * sizeof(int));
+    MPI_Datatype vec, item;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(GATHER_BLOCKS, 3, 5, MPI_INT, &vec));
+    check_rc(&v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(vec, 0, per * (MPI_Aint)sizeof(int),
+                                     &item));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&item));
+    for (long i = 0; i < all; i++)
+        in[i] = i % 5 < 3 ? stream_value(world_rank, i) : -1;
+    for (int r = 0; r < world_size; r++)
+        counts[r] = 1;
+    for (int round = 0; round < 2; round++) {
+        for (long k = 0; k < per; k++)
+            out[k] = -7;
+        check_rc(&v, round == 0 ? "MPI_Reduce_scatter_block"
+                                : "MPI_Reduce_scatter",
+                 round == 0 ? MPI_Reduce_scatter_block(in, out, 1, item,
+                                                       MPI_SUM, MPI_COMM_WORLD)
+                            : MPI_Reduce_scatter(in, out, counts, item,
+                                                 MPI_SUM, MPI_COMM_WORLD));
+        for (long k = 0; k < per; k++)
+            if (out[k] != scatter_sum_want(k, -7)) {
+                fail(&v, "%s: int %ld is %d, expected %d",
+                     round == 0 ? "block" : "counts", k, out[k],
+                     scatter_sum_want(k, -7));
+                break;
+            }
+    }
+    report(&v, "MPI_Reduce_scatter(_block) of vectors of 1.2 MB packed per "
+           "rank");
+
+    /* In place: the gaps of the kept item and every other item stay. */
+    int *inpl = malloc(all * sizeof(int));
+    memcpy(inpl, in, all * sizeof(int));
+    check_rc(&v, "MPI_Reduce_scatter_block",
+             MPI_Reduce_scatter_block(MPI_IN_PLACE, inpl, 1, item, MPI_SUM,
+                                      MPI_COMM_WORLD));
+    for (long i = 0; i < all; i++) {
+        int want = i < per ? scatter_sum_want(i, -1) : in[i];
+        if (inpl[i] != want) {
+            fail(&v, "in place: int %ld is %d, expected %d", i, inpl[i],
+                 want);
+            break;
+        }
+    }
+    report(&v, "MPI_Reduce_scatter_block of vectors in place");
+
+    /* Odd ranks send and receive plain ints. */
+    bool plain = world_rank % 2 == 1;
+    long flat_ints = 3L * GATHER_BLOCKS;
+    int *flat = malloc(flat_ints * world_size * sizeof(int));
+    for (long k = 0; k < flat_ints * world_size; k++) {
+        long r = k / flat_ints, j = k % flat_ints;
+        flat[k] = stream_value(world_rank, r * per + j / 3 * 5 + j % 3);
+    }
+    for (long k = 0; k < per; k++)
+        out[k] = -7;
+    check_rc(&v, "MPI_Reduce_scatter_block",
+             plain ? MPI_Reduce_scatter_block(flat, out, (int)flat_ints,
+                                              MPI_INT, MPI_SUM,
+                                              MPI_COMM_WORLD)
+                   : MPI_Reduce_scatter_block(in, out, 1, item, MPI_SUM,
+                                              MPI_COMM_WORLD));
+    for (long k = 0; k < (plain ? flat_ints : per); k++) {
+        int want = plain ? scatter_sum_want(k / 3 * 5 + k % 3, 0)
+                         : scatter_sum_want(k, -7);
+        if (out[k] != want) {
+            fail(&v, "%s: int %ld is %d, expected %d",
+                 plain ? "into plain ints" : "vector beside plain ints", k,
+                 out[k], want);
+            break;
+        }
+    }
+    report(&v, "MPI_Reduce_scatter_block of vectors, plain ints on odd "
+           "ranks");
+    MPI_Type_free(&vec);
+    MPI_Type_free(&item);
+    free(flat);
+    free(inpl);
+    free(counts);
+    free(in);
+    free(out);
+}
+
 /* A vector of 24 MB packed broadcast on one host, summed, and gathered
  * from every rank's share, without a packed copy on any rank: each
  * rank's peak memory grows by less than a quarter of the message. */
@@ -2132,6 +2236,8 @@ static void check_collective_memory(void)
         report_skip(why, "a 24 MB vector gathered without a packed copy");
         report_skip(why, "a 24 MB vector gathered at rank 0 and scattered "
                     "back without a packed copy");
+        report_skip(why, "a 24 MB vector reduce-scattered without a packed "
+                    "copy");
         return;
     }
     struct verdict v = {""};
@@ -2211,6 +2317,34 @@ static void check_collective_memory(void)
     }
     report(&v, "a 24 MB vector gathered at rank 0 and scattered back "
            "without a packed copy on any rank");
+
+    /* The whole vector summed, each rank keeping its share. */
+    v = (struct verdict){""};
+    if (on_open_mpi) {
+        report_skip(ompi_refuses, "a 24 MB vector reduce-scattered");
+    } else {
+        for (long i = 0; i < 5 * blocks; i++)
+            buf[i] = i % 5 < 3 ? (int)i : -1;
+        for (long i = 0; i < 5 * share; i++)
+            mine[i] = -1;
+        before = peak_rss_kib();
+        check_rc(&v, "MPI_Reduce_scatter_block",
+                 MPI_Reduce_scatter_block(buf, mine, 1, item, MPI_SUM,
+                                          MPI_COMM_WORLD));
+        growth_check(&v, before, rows * 3 * (long)sizeof(int),
+                     "MPI_Reduce_scatter_block");
+        for (long i = 0; i < 5 * share; i++) {
+            long at = i + 5 * share * world_rank;
+            int want = i % 5 < 3 ? (int)(world_size * at) : -1;
+            if (mine[i] != want) {
+                fail(&v, "MPI_Reduce_scatter_block: int %ld is %d, "
+                     "expected %d", i, mine[i], want);
+                break;
+            }
+        }
+        report(&v, "a 24 MB vector reduce-scattered without a packed copy "
+               "on any rank");
+    }
     MPI_Type_free(&part);
     MPI_Type_free(&item);
     free(mine);
@@ -2308,6 +2442,7 @@ int main(int argc, char **argv)
     check_streamed_bcast();
     check_streamed_reductions();
     check_streamed_allgather();
+    check_streamed_reduce_scatter();
     check_collective_memory();
     check_alltoallw();
     for (int i = 0; i < nrefs; i++)

@@ -495,15 +495,17 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
                    : pd_hier_reduce(comm, h, c->tag, c->sendbuf, c->recvbuf,
                                     &hr, c->root, fail);
     case PD_COLL_REDUCE_SCATTER: {
-        /* On one host each rank reduces and keeps its block directly. */
-        size_t from, total;
+        /* On one host each rank reduces and keeps its block directly
+         * (in elements: an item of a derived type holds several). */
+        size_t from, total, per = hc->red.elems_per_item;
         pd_coll_block_span(c, comm->rank, &from, &total);
-        if (!one_host || hc->red.elems_per_item != 1 || total == 0)
+        if (!one_host || total == 0)
             return PD_BACKEND_ERR_UNSUPPORTED;
         hr = pd_hier_reduction_of(hc, total);
-        return pd_hier_reduce_scatter(comm, h, c->sendbuf, c->recvbuf, from,
-                                      from + pd_coll_block_count(c, comm->rank),
-                                      &hr, fail);
+        hr.mover = mover;
+        return pd_hier_reduce_scatter(
+            comm, h, c->sendbuf, c->recvbuf, from * per,
+            (from + pd_coll_block_count(c, comm->rank)) * per, &hr, fail);
     }
     case PD_COLL_BCAST:
         return pd_hier_bcast(comm, h, c->tag, c->recvbuf, mover, c->count,

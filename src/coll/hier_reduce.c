@@ -96,13 +96,15 @@ int pd_hier_reduce_scatter(struct ompi_communicator_t *comm,
                            const struct pd_hier_reduction *red,
                            struct pd_fail *fail)
 {
+    if (pd_hier_refuses_mover(h, red->mover))
+        return PD_BACKEND_ERR_UNSUPPORTED;
     pd_stats_way(PD_WAY_SHM);
     pd_hier_serve(h, PD_COLL_REDUCE_SCATTER, -1,
                   red->count * red->elem_size, red, 0);
     struct pd_backend_error e;
     e.msg[0] = '\0';
     int rc = pd_shm_reduce(h->shm, sendbuf != NULL ? sendbuf : recvbuf,
-                           recvbuf, NULL, red->count, red->elem_size, red->fn,
+                           recvbuf, red->mover, red->count, red->elem_size, red->fn,
                            red->ctx, from, to, &e);
     return rc == PD_BACKEND_OK
                ? MPI_SUCCESS

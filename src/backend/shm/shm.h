@@ -109,7 +109,9 @@ struct pd_shm_mover {
  * root, reduce-scatter each its block. out may be in itself, or lie in it
  * no later than element want_from (the in-place reduce-scatter). With
  * mover (not NULL), the input and the kept result are mover's bytes
- * instead (element e at byte e * elem_size), a chunk at a time. */
+ * instead, a chunk at a time: input element e is packed from byte
+ * e * elem_size, kept element want_from + e unpacked to byte
+ * e * elem_size (as at out). */
 int pd_shm_reduce(struct pd_shm_comm *comm, const void *in, void *out,
                   const struct pd_shm_mover *mover, size_t count,
                   size_t elem_size, pd_reduce_fn fn, const void *ctx,

@@ -95,7 +95,7 @@ pd_fold_to_mover(struct pd_shm_comm *c, const struct pd_shm_mover *mover,
 {
     unsigned char folded[PD_SHM_SMALL_BYTES] __attribute__((aligned(64)));
     pd_fold(c, folded, inputs, from, n, es, fn, ctx);
-    mover->unpack(mover->ctx, from * es, n * es, folded);
+    mover->unpack(mover->ctx, 0, n * es, folded);
 }
 
 static int pd_reduce_small(struct pd_shm_comm *c, const unsigned char *in,
@@ -208,7 +208,7 @@ static int pd_reduce_chunk(struct pd_shm_comm *c, const unsigned char *in,
         if (rc != PD_BACKEND_OK)
             return rc;
         if (mover != NULL)
-            mover->unpack(mover->ctx, from * es, (to - from) * es,
+            mover->unpack(mover->ctx, (from - want_from) * es, (to - from) * es,
                           result + (from - off) * es);
         else
             memcpy(out + (from - want_from) * es, result + (from - off) * es,
