@@ -2238,6 +2238,8 @@ static void check_collective_memory(void)
                     "back without a packed copy");
         report_skip(why, "a 24 MB vector reduce-scattered without a packed "
                     "copy");
+        report_skip(why, "a 24 MB vector exchanged by MPI_Alltoallw without "
+                    "a packed copy");
         return;
     }
     struct verdict v = {""};
@@ -2345,6 +2347,46 @@ static void check_collective_memory(void)
         report(&v, "a 24 MB vector reduce-scattered without a packed copy "
                "on any rank");
     }
+
+    /* Every rank's share to every rank by MPI_Alltoallw, a type per peer
+     * (the same one): rank j's block k comes from rank k's block j. */
+    v = (struct verdict){""};
+    int n = world_size;
+    int *counts = malloc((size_t)n * sizeof(int)),
+        *displs = malloc((size_t)n * sizeof(int));
+    MPI_Datatype *types = malloc((size_t)n * sizeof(MPI_Datatype));
+    int *got = malloc(5 * rows * sizeof(int));
+    for (int j = 0; j < n; j++) {
+        counts[j] = 1;
+        displs[j] = (int)(5 * share * j * (long)sizeof(int));
+        types[j] = item;
+    }
+    for (long i = 0; i < 5 * rows; i++) {
+        buf[i] = i % 5 < 3 ? (int)(i + 10000000L * world_rank) : -1;
+        got[i] = -1;
+    }
+    before = peak_rss_kib();
+    check_rc(&v, "MPI_Alltoallw",
+             MPI_Alltoallw(buf, counts, displs, types, got, counts, displs,
+                           types, MPI_COMM_WORLD));
+    growth_check(&v, before, rows * 3 * (long)sizeof(int), "MPI_Alltoallw");
+    for (long i = 0; i < 5 * rows; i++) {
+        long from = i / (5 * share), k = i % (5 * share);
+        int want = k % 5 < 3 ? (int)(5 * share * world_rank + k +
+                                     10000000L * from)
+                             : -1;
+        if (got[i] != want) {
+            fail(&v, "MPI_Alltoallw: int %ld is %d, expected %d", i, got[i],
+                 want);
+            break;
+        }
+    }
+    report(&v, "a 24 MB vector exchanged by MPI_Alltoallw without a packed "
+           "copy on any rank");
+    free(counts);
+    free(displs);
+    free(types);
+    free(got);
     MPI_Type_free(&part);
     MPI_Type_free(&item);
     free(mine);

@@ -4,6 +4,7 @@
 
 #include "api/coll_args.h"
 #include "api/intercoll.h"
+#include "route/route.h"
 
 #pragma weak MPI_Alltoall = PMPI_Alltoall
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
@@ -131,13 +132,14 @@ static int pd_block_bytes(MPI_Comm comm, const char *call, const int *counts,
 }
 
 /* One side of an alltoallw whose blocks are not all contiguous: every
- * block packed end to end in a scratch buffer, at the offsets written to
- * packed_displs (bytes), in a stage added to *list. */
+ * block laid end to end at the offsets written to packed_displs (bytes),
+ * in a stage added to *list; packed into its scratch buffer now unless
+ * later (the call then moves it a piece at a time). */
 static int pd_alltoallw_stage(MPI_Comm comm, const char *call, const void *buf,
                               const int *counts, const int *displs,
                               const MPI_Datatype *types, const int *bytes,
-                              bool in, bool out, int *packed_displs,
-                              struct pd_type_stage **list)
+                              bool in, bool out, bool later,
+                              int *packed_displs, struct pd_type_stage **list)
 {
     struct pd_type_stage *st = pd_stage_new();
     if (st == NULL)
@@ -156,7 +158,7 @@ static int pd_alltoallw_stage(MPI_Comm comm, const char *call, const void *buf,
             return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
         offset += (size_t)bytes[i];
     }
-    if (pd_stage_pack(st) != 0)
+    if (!later && pd_stage_pack(st) != 0)
         return pd_raise(comm, call, MPI_ERR_NO_MEM, "out of memory");
     return MPI_SUCCESS;
 }
@@ -202,6 +204,11 @@ static int pd_alltoallw(const char *call, const void *sendbuf,
                                      : (struct pd_layout){ sbytes, sdispls, 1 };
     const void *sdata = pd_coll_sendbuf(sendbuf);
     void *rdata = pd_coll_buf(recvbuf);
+    struct pd_type_stage *recv_stage = NULL, *send_stage = NULL;
+    /* Of host memory, the blocks are packed and unpacked by the call, a
+     * piece at a time where it can (else it packs them whole). */
+    bool later = !pd_route_is_device(rdata) &&
+                 (in_place || !pd_route_is_device(sdata));
     if (!rplain || !splain) {
         int n = comm->size;
         if ((displs = malloc(2 * (size_t)n * sizeof(int))) == NULL) {
@@ -209,20 +216,26 @@ static int pd_alltoallw(const char *call, const void *sendbuf,
             goto out;
         }
         if ((rc = pd_alltoallw_stage(comm, call, recvbuf, recvcounts, rdispls,
-                                     recvtypes, rbytes, in_place, true,
+                                     recvtypes, rbytes, in_place, true, later,
                                      displs, &stage)) != MPI_SUCCESS)
             goto out;
-        rdata = stage->packed;
+        recv_stage = stage;
         recv.displs = displs;
         send = recv;
         if (!in_place) {
             if ((rc = pd_alltoallw_stage(comm, call, sendbuf, sendcounts,
                                          sdispls, sendtypes, sbytes, true,
-                                         false, displs + n, &stage)) !=
+                                         false, later, displs + n, &stage)) !=
                 MPI_SUCCESS)
                 goto out;
-            sdata = stage->packed;
+            send_stage = stage;
             send = (struct pd_layout){ sbytes, displs + n, 1 };
+        }
+        if (!later) {
+            rdata = recv_stage->packed;
+            if (send_stage != NULL)
+                sdata = send_stage->packed;
+            recv_stage = send_stage = NULL;
         }
     }
     size_t received = 0;
@@ -231,7 +244,8 @@ static int pd_alltoallw(const char *call, const void *sendbuf,
     struct pd_coll c = { .kind = PD_COLL_ALLTOALLV, .comm = comm,
                          .sendbuf = sdata, .recvbuf = rdata, .send = send,
                          .recv = recv, .root = -1,
-                         .signature = pd_type_signature(MPI_BYTE) };
+                         .signature = pd_type_signature(MPI_BYTE),
+                         .stage = recv_stage, .send_stage = send_stage };
     /* The request copies the layouts' arrays (api/coll_call.c). */
     rc = pd_api_coll(call, &c, &(struct pd_agree){
         .type = NULL, .bytes = PD_CALL_ANY_BYTES, .stat_bytes = received,
