@@ -485,6 +485,12 @@ static int pd_read_from(pid_t pid, void *dst, uint64_t addr, size_t n,
         struct iovec local = { (char *)dst + done, n - done };
         struct iovec remote = { (void *)(uintptr_t)(addr + done), n - done };
         ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (got < 0 && errno == ESRCH) {
+            /* A sender that died is a zombie without memory, or no more. */
+            snprintf(why, len, "the sender (pid %d) is gone: reading %zu "
+                     "bytes from it found no such process", (int)pid, n);
+            return -1;
+        }
         if (got <= 0) {
             snprintf(why, len, "reading %zu bytes from the sender (pid %d) "
                      "failed: %s", n, (int)pid,
