@@ -20,7 +20,7 @@ for algo in auto pipelined ring bcube; do
     done
 done
 # Blocks of a prime count split in several pieces each (the pipelined
-# ring and chain move 128 KiB at a time).
+# ring and chain move 60 KiB at a time).
 for np in 2 3 4; do
     check_tap "coll_check at np $np over gloo, 300007 elements" \
         env PDMPI_SHM=0 "$PDMPIRUN" -np "$np" \
