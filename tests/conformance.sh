@@ -32,6 +32,13 @@ for np in $sizes; do
         env PDMPI_SHM=0 timeout -k 10 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
         -np "$np" "$top_builddir/tests/icolls_check"
 done
+# Derived datatypes over the network path (gloo alone, as between
+# hosts): large sends packed as they are written.
+for np in 1 2 3 4; do
+    check_tap "datatypes_check without shared memory at np $np" \
+        env PDMPI_SHM=0 timeout -k 10 "$PD_TEST_TIMEOUT" "$PDMPIRUN" \
+        -np "$np" "$top_builddir/tests/datatypes_check"
+done
 # Datatype scratch buffers given back at once instead of kept for the
 # next call; a limit that is not a number of bytes is refused.
 for np in 1 2 3 4; do

@@ -2221,6 +2221,71 @@ static void check_streamed_reduce_scatter(void)
     free(out);
 }
 
+/* Where point-to-point goes over the network (PDMPI_SHM=0 here, or
+ * ranks 0 and 1 on two hosts): a 24 MB vector from rank 0 to rank 1 by
+ * MPI_Send and MPI_Isend, packed as it is written, so the sender's peak
+ * memory grows by less than a quarter of the message. The receiver
+ * unpacks from a packed copy. */
+static void check_network_send_memory(void)
+{
+    const long blocks = 2000000, packed = blocks * 3 * (long)sizeof(int);
+    const char *shm = getenv("PDMPI_SHM");
+    char host[MPI_MAX_PROCESSOR_NAME] = "", other[MPI_MAX_PROCESSOR_NAME];
+    int len;
+    MPI_Get_processor_name(host, &len);
+    if (world_size >= 2)
+        MPI_Sendrecv(host, sizeof(host), MPI_CHAR, world_rank < 2 ?
+                     1 - world_rank : MPI_PROC_NULL, 92, other,
+                     sizeof(other), MPI_CHAR, world_rank < 2 ?
+                     1 - world_rank : MPI_PROC_NULL, 92, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+    bool apart = world_rank >= 2 || strcmp(host, other) != 0 ||
+                 (shm != NULL && strcmp(shm, "0") == 0);
+    bool all;
+    MPI_Allreduce(&apart, &all, 1, MPI_C_BOOL, MPI_LAND, MPI_COMM_WORLD);
+    const char *why = world_size < 2 ? "needs two ranks"
+                      : on_open_mpi ? "Open MPI 4.1.4 keeps its transports"
+                      : !all ? "ranks 0 and 1 share memory here (PDMPI_SHM=0 "
+                               "or two hosts make them apart)"
+                             : NULL;
+    if (why != NULL) {
+        report_skip(why, "a 24 MB vector sent over the network without a "
+                    "packed copy at the sender");
+        return;
+    }
+    struct verdict v = {""};
+    MPI_Datatype vec;
+    int *buf = memory_vector(&v, blocks, world_rank < 2, &vec);
+    for (int round = 0; round < 2; round++) {
+        long before = peak_rss_kib();
+        if (world_rank == 0) {
+            MPI_Request q = MPI_REQUEST_NULL;
+            if (round == 0) {
+                check_rc(&v, "MPI_Send", MPI_Send(buf, 1, vec, 1, 9,
+                                                  MPI_COMM_WORLD));
+            } else {
+                check_rc(&v, "MPI_Isend", MPI_Isend(buf, 1, vec, 1, 9,
+                                                    MPI_COMM_WORLD, &q));
+                check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+            }
+            growth_check(&v, before, packed,
+                         round == 0 ? "MPI_Send" : "MPI_Isend");
+        } else if (world_rank == 1) {
+            for (long i = 0; i < 5 * blocks; i++)
+                buf[i] = -1;
+            check_rc(&v, "MPI_Recv", MPI_Recv(buf, 1, vec, 0, 9,
+                                              MPI_COMM_WORLD,
+                                              MPI_STATUS_IGNORE));
+            blocks_check(&v, buf, blocks, 1, -1,
+                         round == 0 ? "MPI_Send" : "MPI_Isend");
+        }
+    }
+    report(&v, "a 24 MB vector sent over the network without a packed "
+           "copy at the sender (MPI_Send, MPI_Isend)");
+    MPI_Type_free(&vec);
+    free(buf);
+}
+
 /* A vector of 24 MB packed broadcast on one host, summed, and gathered
  * from every rank's share, without a packed copy on any rank: each
  * rank's peak memory grows by less than a quarter of the message. */
@@ -2481,6 +2546,7 @@ int main(int argc, char **argv)
     check_large_repeated();
     check_streamed_p2p();
     check_streamed_memory();
+    check_network_send_memory();
     check_streamed_bcast();
     check_streamed_reductions();
     check_streamed_allgather();

@@ -65,17 +65,19 @@ MPI_Comm pd_p2p_on(MPI_Comm comm, int *peer, int *shift)
 }
 
 /* A large send of a non-contiguous type, packed as it moves where it can
- * be (to dest on `on`, a rank of this host); whether it went so, with
- * *rc its outcome (request NULL: blocking). It completes only once the
+ * be (to dest on `on`); whether it went so, with *rc its outcome (request
+ * NULL: blocking). To a rank of this host it completes only once the
  * receiver has taken the whole message, so it serves synchronous sends
- * too. Else the caller packs it whole. */
+ * too; to another host only a standard send goes so. Else the caller
+ * packs it whole. */
 static bool pd_send_streamed(const char *call, const void *buf, int count,
                              MPI_Datatype type, int dest, int tag,
-                             MPI_Comm comm, MPI_Comm on, MPI_Request *request,
-                             int *rc)
+                             MPI_Comm comm, MPI_Comm on, bool synchronous,
+                             MPI_Request *request, int *rc)
 {
     size_t bytes = (size_t)count * pd_type_packed(type);
-    if (type->contiguous || !pd_p2p_may_stream(on, dest, buf, bytes))
+    if (type->contiguous ||
+        !pd_p2p_may_stream(on, dest, buf, bytes, synchronous))
         return false;
     struct pd_type_stage *stage;
     if ((*rc = pd_stage_p2p_unpacked(call, comm, buf, count, type,
@@ -104,8 +106,8 @@ int pd_api_send(const char *call, const void *buf, int count,
     MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
     size_t bytes = (size_t)count * pd_type_packed(type);
     int rc;
-    if (pd_send_streamed(call, buf, count, type, dest, tag, comm, on, request,
-                         &rc))
+    if (pd_send_streamed(call, buf, count, type, dest, tag, comm, on, false,
+                         request, &rc))
         return rc;
     /* Else a non-contiguous type's data goes packed whole. */
     struct pd_type_stage *stage;
@@ -188,8 +190,8 @@ int pd_api_ssend(const char *call, const void *buf, int count,
                                : pd_proc_null_request(call, comm, request);
     MPI_Comm on = pd_p2p_on(comm, &dest, NULL);
     int rc;
-    if (pd_send_streamed(call, buf, count, type, dest, tag, comm, on, request,
-                         &rc))
+    if (pd_send_streamed(call, buf, count, type, dest, tag, comm, on, true,
+                         request, &rc))
         return rc;
     struct pd_type_stage *stage;
     PD_CHECK(pd_stage_p2p(call, comm, buf, count, type, false, &stage));

@@ -118,6 +118,13 @@ struct pd_p2p_sink {
     pd_p2p_unclaim_fn unclaim;
 };
 
+/* A message's payload produced as it is written: pack(ctx, from, n, out)
+ * puts its bytes [from, from + n) at out. */
+struct pd_p2p_source {
+    void (*pack)(void *ctx, size_t from, size_t n, void *out);
+    void *ctx;
+};
+
 struct pd_backend_ops {
     const char *name;
     int (*comm_create)(const struct pd_backend_comm_init *init,
@@ -187,6 +194,13 @@ struct pd_backend_ops {
     /* Wait for a posted send and release it. */
     int (*p2p_wait)(struct pd_backend_comm *comm, struct pd_p2p_send *send,
                     struct pd_backend_error *err);
+    /* A message of bytes from source, packed a piece at a time as it is
+     * written, and written before this returns; the peer receives it as
+     * any other. NULL, or PD_BACKEND_ERR_UNSUPPORTED (nothing sent): the
+     * backend cannot, post it packed. */
+    int (*p2p_post_packed)(struct pd_backend_comm *comm, int dst, int tag,
+                           const struct pd_p2p_source *source, size_t bytes,
+                           struct pd_backend_error *err);
     /* One line for PDMPI_DEBUG=info: transport, address, version. */
     void (*describe)(struct pd_backend_comm *comm, char *buf, size_t len);
 };

@@ -473,12 +473,59 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
 }
 
 bool pd_p2p_may_stream(struct ompi_communicator_t *comm, int dst,
-                       const void *buf, size_t bytes)
+                       const void *buf, size_t bytes, bool synchronous)
 {
-    return pd_p2p_shm_local(comm, dst) >= 0 &&
-           bytes >= pd_shm_pairs_stream_min() &&
-           pd_rt.config.shm_p2p != PD_SHM_P2P_COPY &&
-           pd_p2p_device_runtime(buf, bytes) == NULL;
+    if (dst == comm->rank || pd_p2p_device_runtime(buf, bytes) != NULL)
+        return false;
+    if (pd_p2p_shm_local(comm, dst) >= 0)
+        return bytes >= pd_shm_pairs_stream_min() &&
+               pd_rt.config.shm_p2p != PD_SHM_P2P_COPY;
+    /* Over the network a send completes once it is written, before the
+     * receiver has it: that is no synchronous send. */
+    return !synchronous && bytes >= PD_P2P_NET_STREAM_MIN;
+}
+
+/* A stage's in-blocks as a message's payload (struct pd_p2p_source). */
+static void pd_stage_source(void *stage, size_t from, size_t n, void *out)
+{
+    pd_stage_pack_piece(stage, from, n, out);
+}
+
+/* To a rank of another host: written to its connection a piece at a
+ * time by the backend, if it can. */
+static int pd_p2p_net_send_stream(struct ompi_communicator_t *comm,
+                                  const struct pd_p2p *p,
+                                  struct pd_type_stage *stage, size_t bytes,
+                                  int dst, int tag, MPI_Request *request,
+                                  const char *call, bool *streamed,
+                                  struct pd_fail *fail)
+{
+    const struct pd_backend_ops *ops;
+    struct pd_backend_comm *bc;
+    struct pd_fail ignored;
+    /* Anything amiss is the whole path's to report. */
+    if (p->broken || pd_comm_backend(comm, &ops, &bc, &ignored) !=
+                         MPI_SUCCESS ||
+        ops->p2p_post_packed == NULL)
+        return MPI_SUCCESS;
+    struct pd_p2p_source source = { pd_stage_source, stage };
+    struct pd_backend_error berr;
+    berr.msg[0] = '\0';
+    int rc = ops->p2p_post_packed(bc, dst, tag, &source, bytes, &berr);
+    if (rc == PD_BACKEND_ERR_UNSUPPORTED)
+        return MPI_SUCCESS;
+    *streamed = true;
+    if (rc == PD_BACKEND_OK &&
+        pd_done_request(comm, call, request, fail) == MPI_SUCCESS) {
+        if (request != NULL)
+            (*request)->state->type_stages = stage;
+        return MPI_SUCCESS;
+    }
+    if (rc != PD_BACKEND_OK)
+        pd_fail_set(fail, MPI_ERR_OTHER, "%s", berr.msg);
+    if (request != NULL)
+        pd_stage_free(stage);       /* no request holds it */
+    return fail->errclass;
 }
 
 int pd_p2p_send_streamed(struct ompi_communicator_t *comm,
@@ -490,9 +537,12 @@ int pd_p2p_send_streamed(struct ompi_communicator_t *comm,
     struct pd_p2p *p = pd_p2p_get(comm, fail);
     if (p == NULL)
         return MPI_SUCCESS;         /* the whole path reports it */
-    return pd_p2p_shm_send_stream(comm, p->cid, stage, bytes, dst,
-                                  pd_p2p_shm_local(comm, dst), tag, request,
-                                  call, streamed, fail);
+    int to = pd_p2p_shm_local(comm, dst);
+    if (to < 0)
+        return pd_p2p_net_send_stream(comm, p, stage, bytes, dst, tag,
+                                      request, call, streamed, fail);
+    return pd_p2p_shm_send_stream(comm, p->cid, stage, bytes, dst, to, tag,
+                                  request, call, streamed, fail);
 }
 
 static int pd_p2p_send_host(struct ompi_communicator_t *comm, const void *buf,

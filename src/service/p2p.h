@@ -17,14 +17,21 @@
 int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
                 size_t bytes, int dst, int tag, MPI_Request *request,
                 const char *call, struct pd_fail *fail);
+/* From this many bytes a send of a non-contiguous type to another host
+ * is packed piece by piece as it is written (pd_p2p_send_streamed):
+ * where a packed copy of the whole would weigh, as on this host. It
+ * saves memory, not time (backend/gloo/gloo_adapter.cc). */
+#define PD_P2P_NET_STREAM_MIN ((size_t)4 << 20)
 /* Whether a send of bytes at buf (packed) to dst may be packed piece by
- * piece while it moves (pd_p2p_send_streamed): dst another rank of this
- * host, a large message, host memory. */
+ * piece while it moves (pd_p2p_send_streamed): host memory, and a large
+ * message to another rank of this host, or one not synchronous to
+ * another host. */
 bool pd_p2p_may_stream(struct ompi_communicator_t *comm, int dst,
-                       const void *buf, size_t bytes);
+                       const void *buf, size_t bytes, bool synchronous);
 /* Send the bytes that stage's in-blocks pack to (a stage without a
- * scratch buffer) to dst, packed piece by piece as the receiver reads
- * them (backend/shm/pairs.h). request NULL: blocking, stage the caller's
+ * scratch buffer) to dst, packed piece by piece: on this host as the
+ * receiver reads them (backend/shm/pairs.h), to another host as they are
+ * written to its connection. request NULL: blocking, stage the caller's
  * still; else *request completes the send and owns stage. *streamed
  * false: not possible now, nothing sent, stage still the caller's; send
  * it packed whole. */

@@ -1424,6 +1424,57 @@ static void p2p_write(pd_backend_comm* comm, int dst, int tag,
   }
 }
 
+/* Pieces a packed message is written in. Measured 2026-12-04, np 2 with
+ * PDMPI_SHM=0, a ping-pong of every other int, three alternating runs:
+ * pieces of 1 MiB were level with packing the whole message first
+ * (0.94-1.08x its time at 1-16 MiB), of 128 KiB 1.13-1.41x slower from
+ * 2 MiB (each write that fills the socket waits for the reader, and
+ * small writes wait more often). */
+constexpr size_t kP2PPackPiece = 1 << 20;
+
+/* A message on the messages' channel, its payload packed by source a
+ * piece at a time between writes: no packed copy of the whole. */
+static void p2p_write_packed(pd_backend_comm* comm, int dst, int tag,
+                             const pd_p2p_source* source, size_t bytes) {
+  P2PChannel& ch = comm->p2p;
+  P2PHeader header;
+  header.bytes = bytes;
+  header.tag = tag;
+  header.reserved = 0;
+  std::vector<unsigned char> piece(std::min(kP2PPackPiece, bytes));
+  std::lock_guard<std::mutex> lock(*ch.send_mutex[dst]);
+  try {
+    /* The header goes with the first piece. */
+    size_t n = piece.size();
+    if (n > 0)
+      source->pack(source->ctx, 0, n, piece.data());
+    struct iovec first[2] = {{&header, sizeof(header)}, {piece.data(), n}};
+    channel_write(ch.fds[dst], first, n > 0 ? 2 : 1, ch.timeout_ms);
+    for (size_t off = n; off < bytes; off += n) {
+      n = std::min(piece.size(), bytes - off);
+      source->pack(source->ctx, off, n, piece.data());
+      struct iovec next = {piece.data(), n};
+      channel_write(ch.fds[dst], &next, 1, ch.timeout_ms);
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error("to rank " + std::to_string(dst) + ": " +
+                             e.what());
+  }
+}
+
+static int pd_gloo_p2p_post_packed(pd_backend_comm* comm, int dst, int tag,
+                                   const pd_p2p_source* source, size_t bytes,
+                                   pd_backend_error* err) {
+  if (!comm->p2p.active)
+    return PD_BACKEND_ERR_UNSUPPORTED;
+  try {
+    p2p_write_packed(comm, dst, tag, source, bytes);
+    return PD_BACKEND_OK;
+  } catch (const std::exception& e) {
+    return fail(err, "send", e);
+  }
+}
+
 static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
                             const void* data, size_t bytes, pd_p2p_send** out,
                             pd_backend_error* err) {
@@ -1506,6 +1557,7 @@ static pd_backend_ops pd_gloo_ops() {
   o.p2p_start = pd_gloo_p2p_start;
   o.p2p_stop = pd_gloo_p2p_stop;
   o.p2p_post = pd_gloo_p2p_post;
+  o.p2p_post_packed = pd_gloo_p2p_post_packed;
   o.p2p_wait = pd_gloo_p2p_wait;
   o.describe = pd_gloo_describe;
   return o;
