@@ -1354,6 +1354,80 @@ static void check_user_op(void)
     MPI_Type_free(&t);
 }
 
+/* A user op on items of BIG_ITEM ints, every other int of twice as many
+ * (1 MiB packed: more than a step of shared memory holds). */
+enum { BIG_ITEM = 262144 };
+
+static void add_every_other(void *in, void *inout, int *len,
+                            MPI_Datatype *type)
+{
+    (void)type;
+    const int *a = in;
+    int *b = inout;
+    for (long i = 0; i < 2L * BIG_ITEM * *len; i += 2)
+        b[i] += a[i];
+}
+
+/* Allreduce, reduce to the last rank and reduce-scatter of such items:
+ * each of them is reduced whole by the user's function, so the library
+ * cannot cut them into steps (they were refused on one host). Rank r's
+ * int i is i + r; a sum is size * i + size * (size - 1) / 2. */
+static void check_user_op_big_items(void)
+{
+    struct verdict v = {""};
+    const int items = world_size;
+    const long ints = 2L * BIG_ITEM * items;
+    MPI_Datatype vec, item;
+    MPI_Op op;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(BIG_ITEM, 1, 2, MPI_INT, &vec));
+    check_rc(&v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(vec, 0, 2L * BIG_ITEM * sizeof(int),
+                                     &item));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&item));
+    check_rc(&v, "MPI_Op_create", MPI_Op_create(add_every_other, 1, &op));
+    int *in = malloc(ints * sizeof(int)), *out = malloc(ints * sizeof(int));
+    for (long i = 0; i < ints; i++)
+        in[i] = i % 2 == 0 ? (int)(i + world_rank) : -1;
+    const char *calls[3] = { "MPI_Allreduce", "MPI_Reduce",
+                             "MPI_Reduce_scatter_block" };
+    for (int k = 0; k < 3; k++) {
+        for (long i = 0; i < ints; i++)
+            out[i] = -7;
+        int root = world_size - 1;
+        check_rc(&v, calls[k],
+                 k == 0   ? MPI_Allreduce(in, out, items, item, op,
+                                          MPI_COMM_WORLD)
+                 : k == 1 ? MPI_Reduce(in, out, items, item, op, root,
+                                       MPI_COMM_WORLD)
+                          : MPI_Reduce_scatter_block(in, out, 1, item, op,
+                                                     MPI_COMM_WORLD));
+        /* Reduce-scatter: item world_rank's sums, at the start. */
+        long first = k == 2 ? 2L * BIG_ITEM * world_rank : 0;
+        long kept = k == 2 ? 2L * BIG_ITEM : k == 1 && world_rank != root
+                                                 ? 0 : ints;
+        for (long j = 0; j < ints; j++) {
+            long i = first + j;
+            int want = j < kept && i % 2 == 0
+                           ? (int)(world_size * i +
+                                   world_size * (world_size - 1) / 2)
+                           : -7;
+            if (out[j] != want) {
+                fail(&v, "%s: int %ld is %d, expected %d", calls[k], j,
+                     out[j], want);
+                break;
+            }
+        }
+    }
+    report(&v, "a user op on items of 1 MiB packed: allreduce, reduce, "
+           "reduce-scatter");
+    MPI_Op_free(&op);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&item);
+    free(in);
+    free(out);
+}
+
 /* Larger than the pieces MPI_Reduce_local works in (64 KiB of packed
  * data) and than one item per piece, with a predefined op and a user op
  * on a type with gaps. */
@@ -2332,6 +2406,7 @@ static void check_collective_memory(void)
                "on any rank");
     }
 
+
     /* Every rank's share of the blocks (its rows, 5 ints each), gathered
      * into the whole on every rank. */
     long share = blocks / world_size, rows = share * world_size;
@@ -2542,6 +2617,7 @@ int main(int argc, char **argv)
     check_reductions();
     check_reduce_scatter_gaps();
     check_user_op();
+    check_user_op_big_items();
     check_reduce_local_pieces();
     check_large_repeated();
     check_streamed_p2p();

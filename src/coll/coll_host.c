@@ -485,7 +485,8 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
     switch (c->kind) {
     case PD_COLL_ALLREDUCE:
     case PD_COLL_REDUCE:
-        if (!pd_hier_takes(hc))
+        if (!pd_hier_takes(hc) ||
+            !pd_hier_element_fits(h, hc->red.elem_size))
             return PD_BACKEND_ERR_UNSUPPORTED;
         hr = pd_hier_reduction_of(hc, c->count);
         hr.mover = mover;
@@ -499,7 +500,8 @@ static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
          * (in elements: an item of a derived type holds several). */
         size_t from, total, per = hc->red.elems_per_item;
         pd_coll_block_span(c, comm->rank, &from, &total);
-        if (!one_host || total == 0)
+        if (!one_host || total == 0 ||
+            !pd_hier_element_fits(h, hc->red.elem_size))
             return PD_BACKEND_ERR_UNSUPPORTED;
         hr = pd_hier_reduction_of(hc, total);
         hr.mover = mover;

@@ -43,6 +43,11 @@ bool pd_hier_single_host(const struct pd_hier *h)
     return h->num_hosts == 1;
 }
 
+bool pd_hier_element_fits(const struct pd_hier *h, size_t elem_size)
+{
+    return h->shm == NULL || elem_size <= pd_shm_chunk(h->shm);
+}
+
 static const char *pd_label(struct ompi_communicator_t *comm)
 {
     return comm->name[0] ? comm->name : comm->state->id;

@@ -49,6 +49,11 @@ int pd_hier_compare_call(struct pd_hier *h, uint32_t n,
 /* Every rank of comm on one host. */
 bool pd_hier_single_host(const struct pd_hier *h);
 
+/* Whether a reduction's element of elem_size bytes (a user op's: a whole
+ * item of its datatype) fits a step of the host's shared memory; else
+ * the reductions by host refuse it (PD_BACKEND_ERR_UNSUPPORTED). */
+bool pd_hier_element_fits(const struct pd_hier *h, size_t elem_size);
+
 /* A reduction of count elements of elem_size bytes, as in pd_coll_args.
  * Across hosts only commutative ops are served (see coll.c). */
 struct pd_hier_reduction {
