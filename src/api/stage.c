@@ -214,8 +214,7 @@ static bool pd_needs_stage(MPI_Datatype type, const void *buf)
 }
 
 /* A move (broadcast, allgather(v), gather(v), scatter(v), alltoall(v)),
- * or an allreduce, reduce or reduce-scatter by a predefined op other than
- * MPIX_OP_AVG
+ * or an allreduce, reduce or reduce-scatter by any op but MPIX_OP_AVG
  * (whose division writes the result as plain bytes), with buffers of
  * host memory and no stage made before:
  * its buffers are described, not packed, for the call to move a piece at
@@ -225,7 +224,7 @@ static bool pd_stage_later(const struct pd_coll *c, const struct pd_agree *a)
     bool reduction = (c->kind == PD_COLL_ALLREDUCE ||
                       c->kind == PD_COLL_REDUCE ||
                       c->kind == PD_COLL_REDUCE_SCATTER) &&
-                     pd_op_is_predefined(c->op) && c->op->id != PD_OP_AVG;
+                     c->op->id != PD_OP_AVG;
     const void *bufs[2] = { c->sendbuf, c->recvbuf };
     for (int i = 0; i < 2; i++)
         if (bufs[i] == PD_BOTTOM ||
