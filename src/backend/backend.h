@@ -10,6 +10,7 @@
 #ifndef PD_BACKEND_BACKEND_H
 #define PD_BACKEND_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,17 +106,30 @@ struct pd_p2p_send;             /* an in-flight point-to-point send */
  *            becomes the callee's; with a claim's token, the data lies in
  *            the claimed buffer already.
  *   unclaim  the payload of a claimed message could not be read (why):
- *            its receive fails. */
+ *            its receive fails.
+ *   claim_pieces  (optional, asked before claim where the backend
+ *            reads its own sockets) the receive that matches a message
+ *            of bytes from src with tag, taken for it, that wants it a
+ *            piece at a time: true with *token naming it; take then gets
+ *            each piece in order (bytes [from, from + n) of the message
+ *            at data, valid for the call only), and deliver the end,
+ *            with data NULL and that token; unclaim where it broke off. */
 typedef void *(*pd_p2p_claim_fn)(void *ctx, int src, int tag, size_t bytes,
                                  void **token);
 typedef void (*pd_p2p_deliver_fn)(void *ctx, int src, int tag, void *data,
                                   size_t bytes, void *token);
 typedef void (*pd_p2p_unclaim_fn)(void *ctx, void *token, const char *why);
+typedef bool (*pd_p2p_claim_pieces_fn)(void *ctx, int src, int tag,
+                                       size_t bytes, void **token);
+typedef void (*pd_p2p_take_fn)(void *ctx, void *token, size_t from, size_t n,
+                               const void *data);
 struct pd_p2p_sink {
     void *ctx;
     pd_p2p_claim_fn claim;
     pd_p2p_deliver_fn deliver;
     pd_p2p_unclaim_fn unclaim;
+    pd_p2p_claim_pieces_fn claim_pieces;
+    pd_p2p_take_fn take;
 };
 
 /* A message's payload produced as it is written: pack(ctx, from, n, out)

@@ -177,6 +177,32 @@ static void *pd_claim(void *ctx, int src, int tag, size_t bytes, void **token)
     return into;
 }
 
+/* A large message for a posted receive of a non-contiguous type in host
+ * memory, unpacked into the user's buffer as it comes (pd_take): the
+ * receive's packed scratch buffer is never written. */
+static bool pd_claim_pieces(void *ctx, int src, int tag, size_t bytes,
+                            void **token)
+{
+    struct pd_p2p *p = ctx;
+    *token = NULL;
+    pthread_mutex_lock(&p->lock);
+    struct pd_posted **q = pd_posted_find(p, src, tag);
+    if (q != NULL && (*q)->capacity >= bytes &&
+        (*q)->st->stage_host == NULL &&
+        pd_stage_by_pieces((*q)->st->type_stages))
+        *token = pd_posted_unlink(p, q);
+    pthread_mutex_unlock(&p->lock);
+    return *token != NULL;
+}
+
+static void pd_take(void *ctx, void *token, size_t from, size_t n,
+                    const void *data)
+{
+    (void)ctx;
+    const struct pd_posted *posted = token;
+    pd_stage_unpack_piece(posted->st->type_stages, from, n, data);
+}
+
 static void pd_unclaim(void *ctx, void *token, const char *why)
 {
     struct pd_p2p *p = ctx;
@@ -338,7 +364,8 @@ static struct pd_p2p *pd_p2p_get(struct ompi_communicator_t *comm,
                          ops->name);
             } else if (ops->p2p_start(bc, &(struct pd_p2p_sink){
                                               p, pd_claim, pd_deliver,
-                                              pd_unclaim },
+                                              pd_unclaim, pd_claim_pieces,
+                                              pd_take },
                                       &berr) != 0) {
                 p->broken = true;
                 snprintf(p->broken_why, sizeof(p->broken_why), "%s", berr.msg);

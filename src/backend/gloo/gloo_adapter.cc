@@ -1178,6 +1178,30 @@ static void* payload_room(const pd_p2p_sink& sink, int src,
   return data;
 }
 
+/* Pieces a message a receive takes piece by piece is read in. */
+constexpr size_t kP2PTakePiece = 1 << 20;
+
+/* A message of header's bytes from src read a piece at a time into
+ * pieces and handed to the receive that claimed it so (*token), if one
+ * does; false (nothing read) if none. Where reading fails the token
+ * stays set, for the caller's payload_lost (data NULL: nothing to free). */
+static bool read_in_pieces(int fd, const pd_p2p_sink& sink, int src,
+                           const P2PHeader& header, int timeout_ms,
+                           std::vector<unsigned char>& pieces, void** token) {
+  *token = nullptr;
+  if (header.bytes < kP2PTakePiece || sink.claim_pieces == nullptr ||
+      !sink.claim_pieces(sink.ctx, src, header.tag, header.bytes, token))
+    return false;
+  if (pieces.empty())
+    pieces.resize(kP2PTakePiece);
+  for (size_t from = 0; from < header.bytes; from += pieces.size()) {
+    size_t n = std::min(pieces.size(), static_cast<size_t>(header.bytes) - from);
+    channel_read(fd, pieces.data(), n, timeout_ms);
+    sink.take(sink.ctx, *token, from, n, pieces.data());
+  }
+  return true;
+}
+
 /* A payload that could not be read: its room let go of. */
 static void payload_lost(const pd_p2p_sink& sink, void* data, void* token,
                          const std::string& why) {
@@ -1306,6 +1330,7 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
   }
   polled.push_back({ch.stop_fd, POLLIN, 0});
   const size_t stop = polled.size() - 1;
+  std::vector<unsigned char> pieces;  // see read_in_pieces
   int src = -1;
   try {
     for (;;) {
@@ -1331,6 +1356,12 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
         void* token = nullptr;
         try {
           channel_read(ch.fds[src], &header, sizeof(header), ch.timeout_ms);
+          if (read_in_pieces(ch.fds[src], sink, src, header, ch.timeout_ms,
+                             pieces, &token)) {
+            sink.deliver(sink.ctx, src, header.tag, nullptr, header.bytes,
+                         token);
+            continue;
+          }
           data = payload_room(sink, src, header, &token);
           channel_read(ch.fds[src], data, header.bytes, ch.timeout_ms);
         } catch (const ChannelClosed&) {
@@ -1339,7 +1370,7 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
            * Receives that wait for it are failed by core's watch, which
            * names the rank that is gone; one that was taking this
            * message's payload fails here. */
-          if (data != nullptr)
+          if (data != nullptr || token != nullptr)
             payload_lost(sink, data, token,
                          "the connection to rank " + std::to_string(src) +
                              " closed while its " +
@@ -1348,7 +1379,7 @@ static void pd_gloo_receive_channel(pd_backend_comm* comm,
           polled[i].fd = -1;
           continue;
         } catch (const std::exception& e) {
-          if (data != nullptr)
+          if (data != nullptr || token != nullptr)
             payload_lost(sink, data, token,
                          "gloo receive from rank " + std::to_string(src) +
                              ": " + e.what());
