@@ -1989,20 +1989,35 @@ static int gather_want(long i, int gap)
     return i % 5 < 3 ? stream_value((int)(i / per), i % per) : gap;
 }
 
+/* The allgather and reduce-scatter checks' item and its vector. */
+static void gather_item(struct verdict *v, MPI_Datatype *vec,
+                        MPI_Datatype *item)
+{
+    const long per = 5L * GATHER_BLOCKS;
+    check_rc(v, "MPI_Type_vector",
+             MPI_Type_vector(GATHER_BLOCKS, 3, 5, MPI_INT, vec));
+    check_rc(v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(*vec, 0, per * (MPI_Aint)sizeof(int),
+                                     item));
+    check_rc(v, "MPI_Type_commit", MPI_Type_commit(item));
+}
+
+/* This rank's n ints as those checks send them: stream values in the
+ * blocks, -1 in the gaps. */
+static void gather_fill(int *in, long n)
+{
+    for (long i = 0; i < n; i++)
+        in[i] = i % 5 < 3 ? stream_value(world_rank, i) : -1;
+}
+
 static void check_streamed_allgather(void)
 {
     struct verdict v = {""};
     const long per = 5L * GATHER_BLOCKS, all = per * world_size;
     int *in = malloc(per * sizeof(int)), *out = malloc(all * sizeof(int));
     MPI_Datatype vec, item;
-    check_rc(&v, "MPI_Type_vector",
-             MPI_Type_vector(GATHER_BLOCKS, 3, 5, MPI_INT, &vec));
-    check_rc(&v, "MPI_Type_create_resized",
-             MPI_Type_create_resized(vec, 0, per * (MPI_Aint)sizeof(int),
-                                     &item));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&item));
-    for (long i = 0; i < per; i++)
-        in[i] = i % 5 < 3 ? stream_value(world_rank, i) : -1;
+    gather_item(&v, &vec, &item);
+    gather_fill(in, per);
     for (long i = 0; i < all; i++)
         out[i] = -7;
     check_rc(&v, "MPI_Allgather", MPI_Allgather(in, 1, item, out, 1, item,
@@ -2212,14 +2227,8 @@ static void check_streamed_reduce_scatter(void)
     int *in = malloc(all * sizeof(int)), *out = malloc(per * sizeof(int));
     int *counts = malloc((size_t)world_size * sizeof(int));
     MPI_Datatype vec, item;
-    check_rc(&v, "MPI_Type_vector",
-             MPI_Type_vector(GATHER_BLOCKS, 3, 5, MPI_INT, &vec));
-    check_rc(&v, "MPI_Type_create_resized",
-             MPI_Type_create_resized(vec, 0, per * (MPI_Aint)sizeof(int),
-                                     &item));
-    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&item));
-    for (long i = 0; i < all; i++)
-        in[i] = i % 5 < 3 ? stream_value(world_rank, i) : -1;
+    gather_item(&v, &vec, &item);
+    gather_fill(in, all);
     for (int r = 0; r < world_size; r++)
         counts[r] = 1;
     for (int round = 0; round < 2; round++) {

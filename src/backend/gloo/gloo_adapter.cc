@@ -156,6 +156,14 @@ struct P2PHeader {
   int32_t reserved;
 };
 
+P2PHeader p2p_header(size_t bytes, int tag) {
+  P2PHeader header;
+  header.bytes = bytes;
+  header.tag = tag;
+  header.reserved = 0;
+  return header;
+}
+
 constexpr uint8_t kP2PHeaderSlotPrefix = 0x22;
 constexpr uint8_t kP2PPayloadSlotPrefix = 0x23;
 
@@ -1436,23 +1444,28 @@ static void pd_gloo_p2p_stop(pd_backend_comm* comm) {
   comm->receiver.join();
 }
 
-/* A message on the messages' channel: written before this returns. */
-static void p2p_write(pd_backend_comm* comm, int dst, int tag,
-                      const void* data, size_t bytes) {
-  P2PChannel& ch = comm->p2p;
-  P2PHeader header;
-  header.bytes = bytes;
-  header.tag = tag;
-  header.reserved = 0;
-  struct iovec iov[2] = {{&header, sizeof(header)},
-                         {const_cast<void*>(data), bytes}};
-  std::lock_guard<std::mutex> lock(*ch.send_mutex[dst]);
+/* write() to rank dst on the messages' channel, under its lock; a
+ * failure names dst. */
+static void p2p_locked_write(pd_backend_comm* comm, int dst,
+                             const std::function<void(int, int)>& write) {
+  std::lock_guard<std::mutex> lock(*comm->p2p.send_mutex[dst]);
   try {
-    channel_write(ch.fds[dst], iov, bytes > 0 ? 2 : 1, ch.timeout_ms);
+    write(comm->p2p.fds[dst], comm->p2p.timeout_ms);
   } catch (const std::exception& e) {
     throw std::runtime_error("to rank " + std::to_string(dst) + ": " +
                              e.what());
   }
+}
+
+/* A message on the messages' channel: written before this returns. */
+static void p2p_write(pd_backend_comm* comm, int dst, int tag,
+                      const void* data, size_t bytes) {
+  P2PHeader header = p2p_header(bytes, tag);
+  struct iovec iov[2] = {{&header, sizeof(header)},
+                         {const_cast<void*>(data), bytes}};
+  p2p_locked_write(comm, dst, [&](int fd, int timeout_ms) {
+    channel_write(fd, iov, bytes > 0 ? 2 : 1, timeout_ms);
+  });
 }
 
 /* Pieces a packed message is written in. Measured 2026-12-04, np 2 with
@@ -1467,30 +1480,22 @@ constexpr size_t kP2PPackPiece = 1 << 20;
  * piece at a time between writes: no packed copy of the whole. */
 static void p2p_write_packed(pd_backend_comm* comm, int dst, int tag,
                              const pd_p2p_source* source, size_t bytes) {
-  P2PChannel& ch = comm->p2p;
-  P2PHeader header;
-  header.bytes = bytes;
-  header.tag = tag;
-  header.reserved = 0;
+  P2PHeader header = p2p_header(bytes, tag);
   std::vector<unsigned char> piece(std::min(kP2PPackPiece, bytes));
-  std::lock_guard<std::mutex> lock(*ch.send_mutex[dst]);
-  try {
+  p2p_locked_write(comm, dst, [&](int fd, int timeout_ms) {
     /* The header goes with the first piece. */
     size_t n = piece.size();
     if (n > 0)
       source->pack(source->ctx, 0, n, piece.data());
     struct iovec first[2] = {{&header, sizeof(header)}, {piece.data(), n}};
-    channel_write(ch.fds[dst], first, n > 0 ? 2 : 1, ch.timeout_ms);
+    channel_write(fd, first, n > 0 ? 2 : 1, timeout_ms);
     for (size_t off = n; off < bytes; off += n) {
       n = std::min(piece.size(), bytes - off);
       source->pack(source->ctx, off, n, piece.data());
       struct iovec next = {piece.data(), n};
-      channel_write(ch.fds[dst], &next, 1, ch.timeout_ms);
+      channel_write(fd, &next, 1, timeout_ms);
     }
-  } catch (const std::exception& e) {
-    throw std::runtime_error("to rank " + std::to_string(dst) + ": " +
-                             e.what());
-  }
+  });
 }
 
 static int pd_gloo_p2p_post_packed(pd_backend_comm* comm, int dst, int tag,
@@ -1516,9 +1521,7 @@ static int pd_gloo_p2p_post(pd_backend_comm* comm, int dst, int tag,
       return PD_BACKEND_OK;
     }
     auto send = std::make_unique<pd_p2p_send>();
-    send->header.bytes = bytes;
-    send->header.tag = tag;
-    send->header.reserved = 0;
+    send->header = p2p_header(bytes, tag);
     /* Header and payload are posted together, in call order, so messages
      * from this rank reach the peer in the order they were sent. */
     const uint64_t header_slot = gloo::Slot::build(kP2PHeaderSlotPrefix, 0);
