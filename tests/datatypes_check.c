@@ -11,6 +11,7 @@
 #define _GNU_SOURCE             /* process_vm_readv */
 #endif
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,21 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <wchar.h>
+
+/* Whether this program runs under AddressSanitizer, whose quarantine
+ * keeps freed memory from being reused (peak memory checks then count
+ * every allocation made since). */
+#if defined(__SANITIZE_ADDRESS__)
+static const bool address_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+static const bool address_sanitizer = true;
+#else
+static const bool address_sanitizer = false;
+#endif
+#else
+static const bool address_sanitizer = false;
+#endif
 
 #include "tap_harness.h"
 
@@ -2438,6 +2454,13 @@ static void check_network_send_memory(void)
  * MPI_SUM of check_collective_memory, which Open MPI skips). */
 static void user_op_memory(int *buf, long blocks, long packed)
 {
+    if (address_sanitizer) {
+        /* The library lays a user op's operands out anew for each call
+         * of its function, and the sanitizer holds what is freed. */
+        report_skip("AddressSanitizer keeps freed memory in quarantine",
+                    "a 24 MB vector summed in place by a user op");
+        return;
+    }
     struct verdict u = {""};
     MPI_Datatype three, triple;
     MPI_Op add;
