@@ -610,7 +610,7 @@ namespace {
  * alone, piece sizes alternating, medians of three runs of osu_allreduce
  * and osu_bcast at 1-16 MiB: with PDMPI_SHM=0 at np 4 on one host,
  * pieces of 128 KiB took 1.6-1.8x the time of 60 KiB in allreduce and
- * 1.7-2.5x in broadcast (np 2 broadcast: 2.9-3.1x; np 2 allreduce:
+ * 1.7-2.5x in broadcast (np 2 broadcast: 2.9-3.2x; np 2 allreduce:
  * level), and between two network-namespace hosts (2 + 2, a veth pair)
  * 1.4-1.8x and 1.3-2.1x. Pieces of 64 and 32 KiB were slow too, 48, 60, 63.5 and
  * 127 KiB fast: what is slow is a piece whose header (gloo's preamble,
