@@ -50,6 +50,12 @@ PDMPI_SHM=0 PDMPI_TIMEOUT=60 timed \
     "PaddlePaddle-style np 2, gloo: a sender killed in the middle of 2 GiB" \
     10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*the connection to rank 0 closed while its 2147483648-byte message was being received" \
     paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway
+# The same with every other int of the 2 GiB: the sender packs it as it
+# writes and the receiver unpacks each piece as it reads.
+PDMPI_SHM=0 PDMPI_TIMEOUT=60 timed \
+    "PaddlePaddle-style np 2, gloo: a sender killed while it writes 1 GiB packed" \
+    10 "rank 1: MPI_Recv on MPI_COMM_WORLD: .*the connection to rank 0 closed while its 1073741824-byte message was being received" \
+    paddle_run master 127.0.0.1 2 "$shm_check" --orphan midway-vector
 
 # The same with every other int of the 2 GiB, which the sender packs
 # while its receiver reads the pieces: the receive fails, naming the
