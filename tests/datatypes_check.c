@@ -21,6 +21,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <wchar.h>
+/* MPIX_OP_AVG, where this is built against pdmpi (Open MPI has none). */
+#if defined(__has_include)
+#if __has_include("pdmpi.h")
+#include "pdmpi.h"
+#endif
+#endif
 
 /* Whether this program runs under AddressSanitizer, whose quarantine
  * keeps freed memory from being reused (peak memory checks then count
@@ -1993,6 +1999,86 @@ static void check_streamed_reductions(void)
     free(out);
 }
 
+/* MPIX_OP_AVG over every other double of 16 MB (8 MB of them): rank r's
+ * double i is i + r, so the average is i + (size - 1) / 2, exact. By
+ * allreduce, in place, reduce to the last rank, and reduce-scatter of
+ * items of 1 MiB of doubles each. */
+enum { AVG_DOUBLES = 1000000, AVG_ITEM = 131072 };
+
+static inline double avg_want(long i, double gap)
+{
+    return i % 2 == 0 ? (double)i + (world_size - 1) / 2.0 : gap;
+}
+
+static void check_streamed_average(void)
+{
+    if (on_open_mpi) {
+        report_skip("MPIX_OP_AVG is pdmpi's", "MPIX_OP_AVG on every other "
+                    "double of 16 MB");
+        return;
+    }
+#ifdef MPIX_OP_AVG
+    struct verdict v = {""};
+    const long n = 2L * AVG_DOUBLES;
+    const long rs = 2L * AVG_ITEM * world_size;
+    const long all = n > rs ? n : rs;
+    double *in = malloc(all * sizeof(double)),
+           *out = malloc(all * sizeof(double));
+    MPI_Datatype vec, half, item;
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(AVG_DOUBLES, 1, 2, MPI_DOUBLE, &vec));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&vec));
+    check_rc(&v, "MPI_Type_vector",
+             MPI_Type_vector(AVG_ITEM, 1, 2, MPI_DOUBLE, &half));
+    check_rc(&v, "MPI_Type_create_resized",
+             MPI_Type_create_resized(half, 0,
+                                     2L * AVG_ITEM * (MPI_Aint)sizeof(double),
+                                     &item));
+    check_rc(&v, "MPI_Type_commit", MPI_Type_commit(&item));
+    for (long i = 0; i < all; i++)
+        in[i] = i % 2 == 0 ? (double)(i + world_rank) : -1.0;
+    const char *what[4] = { "MPI_Allreduce", "MPI_Allreduce in place",
+                            "MPI_Reduce", "MPI_Reduce_scatter_block" };
+    int root = world_size - 1;
+    for (int k = 0; k < 4; k++) {
+        for (long i = 0; i < all; i++)
+            out[i] = k == 1 ? in[i] : -7.0;
+        int rc = k == 0 ? MPI_Allreduce(in, out, 1, vec, MPIX_OP_AVG,
+                                        MPI_COMM_WORLD)
+                 : k == 1 ? MPI_Allreduce(MPI_IN_PLACE, out, 1, vec,
+                                          MPIX_OP_AVG, MPI_COMM_WORLD)
+                 : k == 2 ? MPI_Reduce(in, out, 1, vec, MPIX_OP_AVG, root,
+                                       MPI_COMM_WORLD)
+                          : MPI_Reduce_scatter_block(in, out, 1, item,
+                                                     MPIX_OP_AVG,
+                                                     MPI_COMM_WORLD);
+        check_rc(&v, what[k], rc);
+        /* Reduce-scatter: item world_rank's averages, at the start. */
+        long first = k == 3 ? 2L * AVG_ITEM * world_rank : 0;
+        long kept = k == 3 ? 2L * AVG_ITEM
+                    : k == 2 && world_rank != root ? 0 : n;
+        for (long j = 0; j < kept; j++) {
+            double want = avg_want(first + j, k == 1 ? -1.0 : -7.0);
+            if (out[j] != want) {
+                fail(&v, "%s: double %ld is %g, expected %g", what[k], j,
+                     out[j], want);
+                break;
+            }
+        }
+    }
+    report(&v, "MPIX_OP_AVG on every other double of 16 MB: allreduce, in "
+           "place, reduce, reduce-scatter");
+    MPI_Type_free(&vec);
+    MPI_Type_free(&half);
+    MPI_Type_free(&item);
+    free(in);
+    free(out);
+#else
+    report_skip("built without pdmpi.h", "MPIX_OP_AVG on every other double "
+                "of 16 MB");
+#endif
+}
+
 /* Allgathers of vectors of GATHER_BLOCKS blocks of 3 ints in 5, resized
  * to 5 ints a block so that rank r's item lies at 5 * GATHER_BLOCKS * r:
  * vector to vector, in place, and plain ints on odd ranks (each rank's
@@ -2488,6 +2574,40 @@ static void user_op_memory(int *buf, long blocks, long packed)
     MPI_Type_free(&triple);
 }
 
+/* The memory check's vector averaged in place by MPIX_OP_AVG: every rank
+ * holds the same blocks by now, so they stay as they are. */
+static void average_memory(int *buf, MPI_Datatype vec, long blocks,
+                           long packed)
+{
+#ifdef MPIX_OP_AVG
+    if (!on_open_mpi) {
+        struct verdict u = {""};
+        int *was = malloc(5 * blocks * sizeof(int));
+        memcpy(was, buf, 5 * blocks * sizeof(int));
+        long before = peak_rss_kib();
+        check_rc(&u, "MPI_Allreduce",
+                 MPI_Allreduce(MPI_IN_PLACE, buf, 1, vec, MPIX_OP_AVG,
+                               MPI_COMM_WORLD));
+        growth_check(&u, before, packed, "MPI_Allreduce");
+        for (long i = 0; i < 5 * blocks; i++)
+            if (buf[i] != was[i]) {
+                fail(&u, "MPI_Allreduce: int %ld is %d, expected %d", i,
+                     buf[i], was[i]);
+                break;
+            }
+        free(was);
+        report(&u, "a 24 MB vector averaged in place by MPIX_OP_AVG without "
+               "a packed copy on any rank");
+        return;
+    }
+#endif
+    (void)buf;
+    (void)vec;
+    (void)blocks;
+    (void)packed;
+    report_skip("MPIX_OP_AVG is pdmpi's", "a 24 MB vector averaged in place");
+}
+
 /* A vector of 24 MB packed broadcast on one host, summed, and gathered
  * from every rank's share, without a packed copy on any rank: each
  * rank's peak memory grows by less than a quarter of the message. */
@@ -2501,6 +2621,7 @@ static void check_collective_memory(void)
         report_skip(why, "a 24 MB vector broadcast without a packed copy");
         report_skip(why, "a 24 MB vector summed without a packed copy");
         report_skip(why, "a 24 MB vector summed in place by a user op");
+        report_skip(why, "a 24 MB vector averaged in place");
         report_skip(why, "a 24 MB vector gathered without a packed copy");
         report_skip(why, "a 24 MB vector gathered at rank 0 and scattered "
                     "back without a packed copy");
@@ -2536,6 +2657,7 @@ static void check_collective_memory(void)
     }
 
     user_op_memory(buf, blocks, packed);
+    average_memory(buf, vec, blocks, packed);
 
     /* Every rank's share of the blocks (its rows, 5 ints each), gathered
      * into the whole on every rank. */
@@ -2756,6 +2878,7 @@ int main(int argc, char **argv)
     check_streamed_bcast();
     check_streamed_reductions();
     check_streamed_user_op();
+    check_streamed_average();
     check_streamed_allgather();
     check_streamed_reduce_scatter();
     check_collective_memory();

@@ -214,17 +214,15 @@ static bool pd_needs_stage(MPI_Datatype type, const void *buf)
 }
 
 /* A move (broadcast, allgather(v), gather(v), scatter(v), alltoall(v)),
- * or an allreduce, reduce or reduce-scatter by any op but MPIX_OP_AVG
- * (whose division writes the result as plain bytes), with buffers of
- * host memory and no stage made before:
+ * or an allreduce, reduce or reduce-scatter, with buffers of host memory
+ * and no stage made before:
  * its buffers are described, not packed, for the call to move a piece at
  * a time (c->stage, c->send_stage). */
 static bool pd_stage_later(const struct pd_coll *c, const struct pd_agree *a)
 {
-    bool reduction = (c->kind == PD_COLL_ALLREDUCE ||
-                      c->kind == PD_COLL_REDUCE ||
-                      c->kind == PD_COLL_REDUCE_SCATTER) &&
-                     c->op->id != PD_OP_AVG;
+    bool reduction = c->kind == PD_COLL_ALLREDUCE ||
+                     c->kind == PD_COLL_REDUCE ||
+                     c->kind == PD_COLL_REDUCE_SCATTER;
     const void *bufs[2] = { c->sendbuf, c->recvbuf };
     for (int i = 0; i < 2; i++)
         if (bufs[i] == PD_BOTTOM ||

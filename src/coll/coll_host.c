@@ -470,18 +470,69 @@ static bool pd_pieces_of(const struct pd_coll *c, struct pd_pieces *p)
     return true;
 }
 
+/* MPIX_OP_AVG a piece at a time: each piece of the sum is divided on its
+ * way to the receive buffer, in a buffer of a step's bytes (the sum in
+ * shared memory is every rank's to read). */
+struct pd_average_pieces {
+    struct pd_pieces *pieces;
+    const struct pd_reduction *red;
+    int divisor;
+    unsigned char *bounce;
+};
+
+static void pd_pack_average(void *ctx, size_t from, size_t n, void *to)
+{
+    const struct pd_average_pieces *a = ctx;
+    pd_pack_piece(a->pieces, from, n, to);
+}
+
+static void pd_unpack_average(void *ctx, size_t from, size_t n,
+                              const void *data)
+{
+    struct pd_average_pieces *a = ctx;
+    memcpy(a->bounce, data, n);
+    pd_reduction_average_bytes(a->red, a->bounce, n, a->divisor);
+    pd_unpack_piece(a->pieces, from, n, a->bounce);
+}
+
+static int pd_by_host_moving(const struct pd_host_call *hc,
+                             const struct pd_shm_mover *mover,
+                             struct pd_fail *fail);
+
 static int pd_by_host(const struct pd_host_call *hc, struct pd_fail *fail)
+{
+    struct pd_pieces pieces;
+    if (!pd_pieces_of(hc->c, &pieces))
+        return pd_by_host_moving(hc, NULL, fail);
+    if (hc->c->op == NULL || !hc->red.average) {
+        struct pd_shm_mover by_pieces = { pd_pack_piece, pd_unpack_piece,
+                                          &pieces };
+        return pd_by_host_moving(hc, &by_pieces, fail);
+    }
+    size_t step = pd_hier_step_bytes(hc->h);
+    if (step == 0)
+        return PD_BACKEND_ERR_UNSUPPORTED;
+    struct pd_average_pieces avg = { &pieces, &hc->red, hc->c->comm->size,
+                                     pd_coll_alloc(step, fail) };
+    if (avg.bounce == NULL)
+        return fail->errclass;
+    struct pd_shm_mover averaging = { pd_pack_average, pd_unpack_average,
+                                      &avg };
+    int rc = pd_by_host_moving(hc, &averaging, fail);
+    free(avg.bounce);
+    return rc;
+}
+
+/* mover: c's buffers a piece at a time (NULL: they are plain). */
+static int pd_by_host_moving(const struct pd_host_call *hc,
+                             const struct pd_shm_mover *mover,
+                             struct pd_fail *fail)
 {
     const struct pd_coll *c = hc->c;
     struct ompi_communicator_t *comm = c->comm;
     struct pd_hier *h = hc->h;
     bool one_host = pd_hier_single_host(h);
     struct pd_hier_reduction hr;
-    struct pd_pieces pieces;
-    struct pd_shm_mover by_pieces = { pd_pack_piece, pd_unpack_piece,
-                                      &pieces };
-    const struct pd_shm_mover *mover =
-        pd_pieces_of(c, &pieces) ? &by_pieces : NULL;
     switch (c->kind) {
     case PD_COLL_ALLREDUCE:
     case PD_COLL_REDUCE:

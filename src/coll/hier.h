@@ -54,6 +54,10 @@ bool pd_hier_single_host(const struct pd_hier *h);
  * the reductions by host refuse it (PD_BACKEND_ERR_UNSUPPORTED). */
 bool pd_hier_element_fits(const struct pd_hier *h, size_t elem_size);
 
+/* The most bytes of a result a reduction by host hands its mover's
+ * unpack at once (a step of the shared memory; 0 without one). */
+size_t pd_hier_step_bytes(const struct pd_hier *h);
+
 /* A reduction of count elements of elem_size bytes, as in pd_coll_args.
  * Across hosts only commutative ops are served (see coll.c). */
 struct pd_hier_reduction {

@@ -166,6 +166,12 @@ void pd_reduction_average(const struct pd_reduction *r, void *buf,
     pd_divide_elements(buf, items * r->elems_per_item, r->elem_kind, divisor);
 }
 
+void pd_reduction_average_bytes(const struct pd_reduction *r, void *buf,
+                                size_t bytes, int divisor)
+{
+    pd_divide_elements(buf, bytes / r->elem_size, r->elem_kind, divisor);
+}
+
 void pd_reduce_items(const struct pd_reduction *r, void *out, const void *a,
                      const void *b, size_t items)
 {

@@ -43,6 +43,10 @@ bool pd_op_reduction(const struct ompi_op_t *op, struct ompi_datatype_t *type,
 /* MPIX_OP_AVG's last step: divide n elements of kind by divisor. */
 void pd_reduction_average(const struct pd_reduction *r, void *buf,
                           size_t items, int divisor);
+/* The same for bytes of packed elements (whole elements: a piece of a
+ * result that may cut items apart). */
+void pd_reduction_average_bytes(const struct pd_reduction *r, void *buf,
+                                size_t bytes, int divisor);
 
 /* Reduce the kernel elements of one item count times: out = a (op) b. */
 void pd_reduce_items(const struct pd_reduction *r, void *out, const void *a,
