@@ -6,6 +6,7 @@
  * Both libraries carry what they need and open libcuda.so.1 themselves.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -397,21 +398,27 @@ static int pd_nccl_stream_create(void **stream, char *err, size_t errlen)
     return 0;
 }
 
-/* One event per process (one device per rank), made at first use: a
- * second thread that records it before the first waits only makes the
- * first wait for more. */
+/* One event per process (one device per rank), made once, at first use,
+ * under a lock (two threads racing to make it would leak one); a second
+ * thread that records it before the first waits only makes the first
+ * wait for more. */
+static pthread_mutex_t pd_nccl_event_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int pd_nccl_stream_follow_default(void *stream, char *err,
                                          size_t errlen)
 {
     cudaEvent_t ev = atomic_load(&pd_nccl.default_done);
-    cudaError_t rc;
+    cudaError_t rc = cudaSuccess;
     if (ev == NULL) {
-        if ((rc = pd_nccl.event_create(&ev, cudaEventDisableTiming)) !=
-            cudaSuccess)
+        pthread_mutex_lock(&pd_nccl_event_lock);
+        ev = atomic_load(&pd_nccl.default_done);
+        if (ev == NULL &&
+            (rc = pd_nccl.event_create(&ev, cudaEventDisableTiming)) ==
+                cudaSuccess)
+            atomic_store(&pd_nccl.default_done, ev);
+        pthread_mutex_unlock(&pd_nccl_event_lock);
+        if (rc != cudaSuccess)
             return pd_cuda_fail(err, errlen, "cudaEventCreateWithFlags", rc);
-        cudaEvent_t none = NULL;
-        if (!atomic_compare_exchange_strong(&pd_nccl.default_done, &none, ev))
-            ev = none;          /* another thread's; this one is kept */
     }
     if ((rc = pd_nccl.event_record(ev, NULL)) != cudaSuccess)
         return pd_cuda_fail(err, errlen, "cudaEventRecord", rc);
