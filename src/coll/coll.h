@@ -51,8 +51,9 @@ struct pd_coll {
      * ranks with the rest of the call (PD_EK_NONE: nothing to compare). */
     unsigned char signature;
     int root;                   /* -1: not rooted */
-    /* Bcast, allgather(v), and allreduce and reduce by a predefined op,
-     * of a non-contiguous type in host memory: the layout of the receive
+    /* Moves (bcast, allgather(v), gather(v), scatter(v), alltoall(v),
+     * alltoallw) and reductions (allreduce, reduce, reduce_scatter) of a
+     * non-contiguous type in host memory: the layout of the receive
      * buffer (bcast: the buffer; in place: also the input) and of the
      * send buffer, not packed yet -- recvbuf and sendbuf are the user's
      * buffers then, and nothing takes them as bytes. Shared memory moves

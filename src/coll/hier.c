@@ -43,14 +43,14 @@ bool pd_hier_single_host(const struct pd_hier *h)
     return h->num_hosts == 1;
 }
 
-bool pd_hier_element_fits(const struct pd_hier *h, size_t elem_size)
-{
-    return h->shm == NULL || elem_size <= pd_shm_chunk(h->shm);
-}
-
 size_t pd_hier_step_bytes(const struct pd_hier *h)
 {
     return h->shm != NULL ? pd_shm_chunk(h->shm) : 0;
+}
+
+bool pd_hier_element_fits(const struct pd_hier *h, size_t elem_size)
+{
+    return h->shm == NULL || elem_size <= pd_hier_step_bytes(h);
 }
 
 static const char *pd_label(struct ompi_communicator_t *comm)

@@ -113,6 +113,11 @@ void pd_stage_pack_piece(const struct pd_type_stage *st, size_t from,
     }
 }
 
+void pd_stage_packer(void *st, size_t from, size_t n, void *out)
+{
+    pd_stage_pack_piece(st, from, n, out);
+}
+
 void pd_stage_free(struct pd_type_stage *st)
 {
     while (st != NULL) {

@@ -66,6 +66,9 @@ void pd_stage_unpack_piece(struct pd_type_stage *st, size_t from, size_t n,
  * pack to, packed to out now (st needs no scratch buffer for it). */
 void pd_stage_pack_piece(const struct pd_type_stage *st, size_t from,
                          size_t n, void *out);
+/* The same with the stage as a callback's context (a stream's or a
+ * packed message's packer). */
+void pd_stage_packer(void *st, size_t from, size_t n, void *out);
 /* st and the stages after it. */
 void pd_stage_free(struct pd_type_stage *st);
 

@@ -512,12 +512,6 @@ bool pd_p2p_may_stream(struct ompi_communicator_t *comm, int dst,
     return !synchronous && bytes >= PD_P2P_NET_STREAM_MIN;
 }
 
-/* A stage's in-blocks as a message's payload (struct pd_p2p_source). */
-static void pd_stage_source(void *stage, size_t from, size_t n, void *out)
-{
-    pd_stage_pack_piece(stage, from, n, out);
-}
-
 /* To a rank of another host: written to its connection a piece at a
  * time by the backend, if it can. */
 static int pd_p2p_net_send_stream(struct ompi_communicator_t *comm,
@@ -535,7 +529,7 @@ static int pd_p2p_net_send_stream(struct ompi_communicator_t *comm,
                          MPI_SUCCESS ||
         ops->p2p_post_packed == NULL)
         return MPI_SUCCESS;
-    struct pd_p2p_source source = { pd_stage_source, stage };
+    struct pd_p2p_source source = { pd_stage_packer, stage };
     struct pd_backend_error berr;
     berr.msg[0] = '\0';
     int rc = ops->p2p_post_packed(bc, dst, tag, &source, bytes, &berr);

@@ -541,12 +541,6 @@ static int pd_wait_sent(struct ompi_communicator_t *comm,
     return MPI_SUCCESS;
 }
 
-/* A stream's packer: the send's stage. */
-static void pd_pack_piece(void *stage, size_t from, size_t n, void *out)
-{
-    pd_stage_pack_piece(stage, from, n, out);
-}
-
 int pd_p2p_shm_send_stream(struct ompi_communicator_t *comm, uint64_t cid,
                            struct pd_type_stage *stage, size_t bytes, int dst,
                            int to, int tag, MPI_Request *request,
@@ -559,7 +553,7 @@ int pd_p2p_shm_send_stream(struct ompi_communicator_t *comm, uint64_t cid,
     if (s == NULL)
         return MPI_SUCCESS;         /* packed whole, with its own checks */
     if (!pd_shm_pairs_stream_open(pd_q.pairs, to, &s->m, bytes,
-                                  pd_pack_piece, stage)) {
+                                  pd_stage_packer, stage)) {
         free(s);
         return MPI_SUCCESS;
     }

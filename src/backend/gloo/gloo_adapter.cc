@@ -612,11 +612,11 @@ namespace {
  * pieces of 128 KiB took 1.6-1.8x the time of 60 KiB in allreduce and
  * 1.7-2.5x in broadcast (np 2 broadcast: 2.9-3.2x; np 2 allreduce:
  * level), and between two network-namespace hosts (2 + 2, a veth pair)
- * 1.4-1.8x and 1.3-2.1x. Pieces of 64 and 32 KiB were slow too, 48, 60, 63.5 and
- * 127 KiB fast: what is slow is a piece whose header (gloo's preamble,
- * a few dozen bytes) carries it just past a multiple of 32 KiB, the
- * loopback's segment size here. Why is not established (the kernel's
- * tcp_autocorking off changed nothing). */
+ * 1.4-1.8x and 1.3-2.1x. Pieces of 64 and 32 KiB were slow too, 48, 60,
+ * 63.5 and 127 KiB fast: what is slow is a piece whose header (gloo's
+ * preamble, a few dozen bytes) carries it just past a multiple of 32
+ * KiB, the loopback's segment size here. Why is not established (the
+ * kernel's tcp_autocorking off changed nothing). */
 constexpr size_t kPiece = 60 * 1024;
 
 /* Slots of the pipelined steps' one receive per pair at a time. */
