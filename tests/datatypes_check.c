@@ -2187,15 +2187,22 @@ static long peak_rss_kib(void)
     return u.ru_maxrss;
 }
 
-/* A failure where the peak grew by a quarter of the packed bytes moved
- * since before was read. */
+/* A failure where the peak grew by packed / share bytes or more while
+ * packed bytes moved since before was read. */
+static void growth_within(struct verdict *v, long before, long packed,
+                          int share, const char *what)
+{
+    long grew = (peak_rss_kib() - before) * 1024;
+    if (grew >= packed / share)
+        fail(v, "%s: peak memory grew by %ld bytes moving %ld", what, grew,
+             packed);
+}
+
+/* ... by a quarter of them. */
 static void growth_check(struct verdict *v, long before, long packed,
                          const char *what)
 {
-    long grew = (peak_rss_kib() - before) * 1024;
-    if (grew >= packed / 4)
-        fail(v, "%s: peak memory grew by %ld bytes moving %ld", what, grew,
-             packed);
+    growth_within(v, before, packed, 4, what);
 }
 
 /* The memory checks' vector type of blocks blocks of 3 ints in 5, and,
@@ -2786,6 +2793,95 @@ static void check_collective_memory(void)
     free(buf);
 }
 
+/* Off shared memory (PDMPI_SHM=0, the path between hosts) a broadcast,
+ * allreduce or reduce of more than 16 MiB moves in segments of 16 MiB,
+ * so a 54 MB vector grows no rank's peak memory by half of it: broadcast
+ * from rank 0 into plain ints on odd ranks, and summed in place. Reduced
+ * by MPI_MAX into a vector at the last rank, by less than all of it:
+ * gloo's reduce needs an output of the segment's size on every rank, so
+ * one not the root holds two segments. With --apart (the ranks are on
+ * several hosts) only these run. */
+static bool collectives_apart;      /* --apart: the ranks are on two hosts */
+
+static void check_segmented_memory(void)
+{
+    const long blocks = 4500000, packed = blocks * 3 * (long)sizeof(int);
+    const char *shm = getenv("PDMPI_SHM");
+    bool apart = collectives_apart || (shm != NULL && strcmp(shm, "0") == 0);
+    if (on_open_mpi || !apart) {
+        const char *why = on_open_mpi ? "pdmpi's segments"
+                                      : "collectives on shared memory "
+                                        "(checked above)";
+        report_skip(why, "a 54 MB vector broadcast off shared memory in "
+                    "segments");
+        report_skip(why, "a 54 MB vector summed off shared memory in "
+                    "segments");
+        report_skip(why, "a 54 MB vector reduced off shared memory in "
+                    "segments");
+        return;
+    }
+    struct verdict v = {""};
+    MPI_Datatype vec;
+    int *buf = memory_vector(&v, blocks, true, &vec);
+    bool plain = world_rank % 2 == 1;
+    int *ints = plain ? malloc(3 * blocks * sizeof(int)) : NULL;
+    for (long k = 0; plain && k < 3 * blocks; k++)
+        ints[k] = -1;
+    long before = peak_rss_kib();
+    check_rc(&v, "MPI_Bcast",
+             plain ? MPI_Bcast(ints, 3 * (int)blocks, MPI_INT, 0,
+                               MPI_COMM_WORLD)
+                   : MPI_Bcast(buf, 1, vec, 0, MPI_COMM_WORLD));
+    growth_within(&v, before, packed, 2, "MPI_Bcast");
+    for (long k = 0; plain && k < 3 * blocks; k++)
+        if (ints[k] != (int)(k / 3 * 5 + k % 3)) {
+            fail(&v, "MPI_Bcast into plain ints: int %ld is %d, expected "
+                 "%ld", k, ints[k], k / 3 * 5 + k % 3);
+            break;
+        }
+    if (!plain)
+        blocks_check(&v, buf, blocks, 1, world_rank == 0 ? -2 : -1,
+                     "MPI_Bcast");
+    report(&v, "a 54 MB vector broadcast off shared memory in segments, "
+           "into plain ints on odd ranks");
+    free(ints);
+
+    /* Every rank's blocks hold their index: the sum is size times it. */
+    v = (struct verdict){""};
+    for (long i = 0; i < 5 * blocks; i++)
+        buf[i] = i % 5 < 3 ? (int)i : -1;
+    before = peak_rss_kib();
+    check_rc(&v, "MPI_Allreduce",
+             MPI_Allreduce(MPI_IN_PLACE, buf, 1, vec, MPI_SUM,
+                           MPI_COMM_WORLD));
+    growth_within(&v, before, packed, 2, "MPI_Allreduce");
+    blocks_check(&v, buf, blocks, world_size, -1, "MPI_Allreduce");
+    report(&v, "a 54 MB vector summed in place off shared memory in "
+           "segments");
+
+    /* The last rank's blocks are twice the others': the maximum. */
+    v = (struct verdict){""};
+    int root = world_size - 1;
+    int *out = world_rank == root ? malloc(5 * blocks * sizeof(int)) : NULL;
+    for (long i = 0; i < 5 * blocks; i++) {
+        if (out != NULL)
+            out[i] = -7;
+        if (i % 5 < 3)
+            buf[i] = (int)i * (world_rank == root ? 2 : 1);
+    }
+    before = peak_rss_kib();
+    check_rc(&v, "MPI_Reduce", MPI_Reduce(buf, out, 1, vec, MPI_MAX, root,
+                                          MPI_COMM_WORLD));
+    growth_within(&v, before, packed, 1, "MPI_Reduce");
+    if (out != NULL)
+        blocks_check(&v, out, blocks, 2, -7, "MPI_Reduce");
+    report(&v, "a 54 MB vector reduced by MPI_MAX to the last rank off "
+           "shared memory in segments");
+    free(out);
+    MPI_Type_free(&vec);
+    free(buf);
+}
+
 /* Alltoallw with a different type per peer: to rank j, j+1 ints of a
  * vector with stride 2; from rank j, plain ints. */
 static void check_alltoallw(void)
@@ -2848,6 +2944,13 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     on_open_mpi = library_is_open_mpi();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (argc > 1 && strcmp(argv[1], "--apart") == 0) {
+        collectives_apart = true;
+        check_segmented_memory();
+        int status = finish();
+        MPI_Finalize();
+        return status;
+    }
 
     struct verdict v = {""};
     build_types(&v);
@@ -2882,6 +2985,7 @@ int main(int argc, char **argv)
     check_streamed_allgather();
     check_streamed_reduce_scatter();
     check_collective_memory();
+    check_segmented_memory();
     check_alltoallw();
     for (int i = 0; i < nrefs; i++)
         MPI_Type_free(&refs[i].type);

@@ -69,6 +69,10 @@ expect_world "pdmpirun --nnodes 2 -np 2" pdmpirun 4 2 2 \
     pdmpirun_2hosts "$world_check"
 check_tap "pdmpirun --nnodes 2 -np 2: collectives" \
     pdmpirun_2hosts "$coll_check" --big 65536
+# Calls of derived datatypes larger than a segment between the hosts:
+# moved a segment at a time, every rank's peak memory checked.
+check_tap "pdmpirun --nnodes 2 -np 2: 54 MB vectors in segments" \
+    pdmpirun_2hosts "$top_builddir/tests/datatypes_check" --apart
 
 # The short last batch across hosts: host B's ranks allreduce 1000
 # elements, host A's 1024. Each host agrees in shared memory; the leaders'

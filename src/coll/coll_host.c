@@ -23,6 +23,7 @@
 #include "coll/hier.h"
 #include "base/log.h"
 #include "core/stats.h"
+#include "coll/pieces.h"
 #include "core/type_stage.h"
 
 /* One call on the host: the descriptor, comm's hierarchy (NULL: no
@@ -426,50 +427,6 @@ static bool pd_hier_takes(const struct pd_host_call *hc)
     return hc->red.commutative || pd_hier_single_host(hc->h);
 }
 
-/* The bytes a call moves a piece at a time (struct pd_shm_mover): packed
- * from a stage's in-blocks or read from a plain input, unpacked into a
- * stage's out-blocks or written to a plain output. */
-struct pd_pieces {
-    const struct pd_type_stage *in;
-    const char *plain_in;
-    struct pd_type_stage *out;
-    char *plain_out;
-};
-
-static void pd_pack_piece(void *ctx, size_t from, size_t n, void *to)
-{
-    const struct pd_pieces *p = ctx;
-    if (p->in != NULL)
-        pd_stage_pack_piece(p->in, from, n, to);
-    else
-        memcpy(to, p->plain_in + from, n);
-}
-
-static void pd_unpack_piece(void *ctx, size_t from, size_t n,
-                            const void *data)
-{
-    struct pd_pieces *p = ctx;
-    if (p->out != NULL)
-        pd_stage_unpack_piece(p->out, from, n, data);
-    else
-        memcpy(p->plain_out + from, data, n);
-}
-
-/* c's stages as pieces; false where c has none. The input is the send
- * buffer, or in place (or a broadcast's) the receive buffer. */
-static bool pd_pieces_of(const struct pd_coll *c, struct pd_pieces *p)
-{
-    if (c->stage == NULL && c->send_stage == NULL)
-        return false;
-    bool in_recv = c->kind == PD_COLL_BCAST || c->sendbuf == NULL;
-    *p = (struct pd_pieces){
-        .in = in_recv ? c->stage : c->send_stage,
-        .plain_in = in_recv ? c->recvbuf : c->sendbuf,
-        .out = c->stage, .plain_out = c->recvbuf,
-    };
-    return true;
-}
-
 /* MPIX_OP_AVG a piece at a time: each piece of the sum is divided on its
  * way to the receive buffer, in a buffer of a step's bytes (the sum in
  * shared memory is every rank's to read). */
@@ -650,21 +607,28 @@ static int pd_run_algos(const struct pd_coll *c, struct pd_fail *fail)
 
 int pd_coll_host(const struct pd_coll *c, struct pd_fail *fail)
 {
-    if (c->stage != NULL || c->send_stage != NULL) {
-        /* Moved a piece at a time by shared memory, if that serves c. */
+    bool staged = c->stage != NULL || c->send_stage != NULL;
+    if (staged || pd_coll_may_segment(c)) {
+        /* A stage moved a piece at a time by shared memory, if that
+         * serves c; else c in segments, or packed whole. */
         struct pd_host_call hc = { .c = c };
         if (c->op != NULL)
             pd_op_reduction(c->op, c->type, &hc.red);
         int rc = pd_hier_get(c->comm, &hc.h, fail);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (hc.h != NULL && (rc = pd_by_host(&hc, fail)) !=
-                                PD_BACKEND_ERR_UNSUPPORTED)
+        if (staged && hc.h != NULL &&
+            (rc = pd_by_host(&hc, fail)) != PD_BACKEND_ERR_UNSUPPORTED)
             return rc;
-        struct pd_coll whole;
-        if ((rc = pd_coll_packed(c, &whole, fail)) != MPI_SUCCESS)
+        if ((rc = pd_coll_segments(c, hc.h, fail)) !=
+            PD_BACKEND_ERR_UNSUPPORTED)
             return rc;
-        return pd_coll_host(&whole, fail);
+        if (staged) {
+            struct pd_coll whole;
+            if ((rc = pd_coll_packed(c, &whole, fail)) != MPI_SUCCESS)
+                return rc;
+            return pd_coll_host(&whole, fail);
+        }
     }
     struct pd_host_call hc = { .c = c };
     if (c->op != NULL)

@@ -69,6 +69,9 @@ size_t pd_type_align(const struct ompi_datatype_t *type);
 
 /* base_id of a type whose elements are not all one predefined type. */
 #define PD_BASE_MIXED (-1)
+/* The predefined datatype every element of type is (type itself where
+ * it is predefined); NULL where its elements are of several. */
+struct ompi_datatype_t *pd_type_base(const struct ompi_datatype_t *type);
 
 /* blocklen items of type at disp bytes: one block of a derived type. */
 struct pd_type_block {

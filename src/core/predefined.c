@@ -52,6 +52,19 @@ struct ompi_predefined_communicator_t ompi_mpi_comm_null =
 #include "core/datatype_list.h"
 #undef PD_TYPE
 
+/* Each predefined datatype by its id (pd_type_base). */
+static struct ompi_datatype_t *const pd_predefined_types[PD_TYPE_COUNT] = {
+#define PD_TYPE(sym, id_, size_, extent_, name_, cls, ek) [id_] = &sym.obj,
+#include "core/datatype_list.h"
+#undef PD_TYPE
+};
+
+struct ompi_datatype_t *pd_type_base(const struct ompi_datatype_t *type)
+{
+    int id = type->base_id;
+    return id >= 0 && id < PD_TYPE_COUNT ? pd_predefined_types[id] : NULL;
+}
+
 #define PD_OP_INIT(id_, name_)                                            \
     { .obj = { .magic = PD_MAGIC_OP, .id = (id_), .name = name_,          \
                .commutative = true } }
