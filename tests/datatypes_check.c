@@ -2504,7 +2504,9 @@ static void check_network_send_memory(void)
     struct verdict v = {""};
     MPI_Datatype vec;
     int *buf = memory_vector(&v, blocks, world_rank < 2, &vec);
-    for (int round = 0; round < 2; round++) {
+    static const char *const sends[] = { "MPI_Send", "MPI_Isend",
+                                         "MPI_Ssend", "MPI_Issend" };
+    for (int round = 0; round < 4; round++) {
         long before = peak_rss_kib();
         MPI_Request q = MPI_REQUEST_NULL;
         if (world_rank == 0) {
@@ -2512,16 +2514,16 @@ static void check_network_send_memory(void)
             check_rc(&v, "MPI_Recv", MPI_Recv(NULL, 0, MPI_INT, 1, 8,
                                               MPI_COMM_WORLD,
                                               MPI_STATUS_IGNORE));
-            if (round == 0) {
-                check_rc(&v, "MPI_Send", MPI_Send(buf, 1, vec, 1, 9,
-                                                  MPI_COMM_WORLD));
-            } else {
-                check_rc(&v, "MPI_Isend", MPI_Isend(buf, 1, vec, 1, 9,
-                                                    MPI_COMM_WORLD, &q));
-                check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
-            }
-            growth_check(&v, before, packed,
-                         round == 0 ? "MPI_Send" : "MPI_Isend");
+            int rc = round == 0 ? MPI_Send(buf, 1, vec, 1, 9, MPI_COMM_WORLD)
+                     : round == 1 ? MPI_Isend(buf, 1, vec, 1, 9,
+                                              MPI_COMM_WORLD, &q)
+                     : round == 2 ? MPI_Ssend(buf, 1, vec, 1, 9,
+                                              MPI_COMM_WORLD)
+                                  : MPI_Issend(buf, 1, vec, 1, 9,
+                                               MPI_COMM_WORLD, &q);
+            check_rc(&v, sends[round], rc);
+            check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
+            growth_check(&v, before, packed, sends[round]);
         } else if (world_rank == 1) {
             for (long i = 0; i < 5 * blocks; i++)
                 buf[i] = -1;
@@ -2532,12 +2534,12 @@ static void check_network_send_memory(void)
                                               MPI_COMM_WORLD));
             check_rc(&v, "MPI_Wait", MPI_Wait(&q, MPI_STATUS_IGNORE));
             growth_check(&v, before, packed, "MPI_Irecv");
-            blocks_check(&v, buf, blocks, 1, -1,
-                         round == 0 ? "MPI_Send" : "MPI_Isend");
+            blocks_check(&v, buf, blocks, 1, -1, sends[round]);
         }
     }
     report(&v, "a 24 MB vector sent over the network without a packed "
-           "copy on either side (MPI_Send, MPI_Isend; MPI_Irecv)");
+           "copy on either side (MPI_Send, MPI_Isend, MPI_Ssend, "
+           "MPI_Issend; MPI_Irecv)");
     MPI_Type_free(&vec);
     free(buf);
 }

@@ -66,10 +66,7 @@ MPI_Comm pd_p2p_on(MPI_Comm comm, int *peer, int *shift)
 
 /* A large send of a non-contiguous type, packed as it moves where it can
  * be (to dest on `on`); whether it went so, with *rc its outcome (request
- * NULL: blocking). To a rank of this host it completes only once the
- * receiver has taken the whole message, so it serves synchronous sends
- * too; to another host only a standard send goes so. Else the caller
- * packs it whole. */
+ * NULL: blocking). Else the caller packs it whole. */
 static bool pd_send_streamed(const char *call, const void *buf, int count,
                              MPI_Datatype type, int dest, int tag,
                              MPI_Comm comm, MPI_Comm on, bool synchronous,
@@ -77,7 +74,7 @@ static bool pd_send_streamed(const char *call, const void *buf, int count,
 {
     size_t bytes = (size_t)count * pd_type_packed(type);
     if (type->contiguous ||
-        !pd_p2p_may_stream(on, dest, buf, bytes, synchronous))
+        !pd_p2p_may_stream(on, dest, buf, bytes))
         return false;
     struct pd_type_stage *stage;
     if ((*rc = pd_stage_p2p_unpacked(call, comm, buf, count, type,
@@ -85,8 +82,8 @@ static bool pd_send_streamed(const char *call, const void *buf, int count,
         return true;
     bool streamed;
     struct pd_fail fail;
-    *rc = pd_p2p_send_streamed(on, stage, bytes, dest, tag, request, call,
-                               &streamed, &fail);
+    *rc = pd_p2p_send_streamed(on, stage, bytes, dest, tag, synchronous,
+                               request, call, &streamed, &fail);
     if (!streamed || request == NULL)
         pd_stage_free(stage);   /* else the request's */
     if (streamed && *rc != MPI_SUCCESS)

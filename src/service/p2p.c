@@ -500,16 +500,14 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
 }
 
 bool pd_p2p_may_stream(struct ompi_communicator_t *comm, int dst,
-                       const void *buf, size_t bytes, bool synchronous)
+                       const void *buf, size_t bytes)
 {
     if (dst == comm->rank || pd_p2p_device_runtime(buf, bytes) != NULL)
         return false;
     if (pd_p2p_shm_local(comm, dst) >= 0)
         return bytes >= pd_shm_pairs_stream_min() &&
                pd_rt.config.shm_p2p != PD_SHM_P2P_COPY;
-    /* Over the network a send completes once it is written, before the
-     * receiver has it: that is no synchronous send. */
-    return !synchronous && bytes >= PD_P2P_NET_STREAM_MIN;
+    return bytes >= PD_P2P_NET_STREAM_MIN;
 }
 
 /* To a rank of another host: written to its connection a piece at a
@@ -549,10 +547,57 @@ static int pd_p2p_net_send_stream(struct ompi_communicator_t *comm,
     return fail->errclass;
 }
 
+/* The wait for a synchronous send's receipt, which comes once the
+ * receive has taken the message (one that arrives first waits among the
+ * unexpected). */
+static int pd_p2p_receipt(struct ompi_communicator_t *comm, int dst, int tag,
+                          MPI_Request *request, const char *call,
+                          struct pd_fail *fail)
+{
+    if (pd_p2p_irecv(comm, NULL, 0, NULL, dst, PD_TAG_RECEIPT(tag), request,
+                     call, fail) != MPI_SUCCESS)
+        return fail->errclass;
+    (*request)->state->receive = false;     /* MPI_Cancel: a send */
+    (*request)->state->sync_send = true;
+    return MPI_SUCCESS;
+}
+
+/* ... synchronous: written so, marked for a receipt, then complete with
+ * the receipt (written is not yet received). */
+static int pd_p2p_net_ssend_stream(struct ompi_communicator_t *comm,
+                                   const struct pd_p2p *p,
+                                   struct pd_type_stage *stage, size_t bytes,
+                                   int dst, int tag, MPI_Request *request,
+                                   const char *call, bool *streamed,
+                                   struct pd_fail *fail)
+{
+    int rc = pd_p2p_net_send_stream(comm, p, stage, bytes, dst,
+                                    tag | PD_TAG_SYNC, NULL, call, streamed,
+                                    fail);
+    if (!*streamed)
+        return rc;
+    if (rc == MPI_SUCCESS) {
+        MPI_Request own, *req = request != NULL ? request : &own;
+        rc = pd_p2p_receipt(comm, dst, tag, req, call, fail);
+        if (rc == MPI_SUCCESS && request == NULL) {
+            pd_request_wait_done(own);
+            return pd_request_finish(&own, MPI_STATUS_IGNORE, fail);
+        }
+    }
+    if (request != NULL) {
+        if (rc == MPI_SUCCESS)
+            (*request)->state->type_stages = stage;
+        else
+            pd_stage_free(stage);   /* no request holds it */
+    }
+    return rc;
+}
+
 int pd_p2p_send_streamed(struct ompi_communicator_t *comm,
                          struct pd_type_stage *stage, size_t bytes, int dst,
-                         int tag, MPI_Request *request, const char *call,
-                         bool *streamed, struct pd_fail *fail)
+                         int tag, bool synchronous, MPI_Request *request,
+                         const char *call, bool *streamed,
+                         struct pd_fail *fail)
 {
     *streamed = false;
     struct pd_p2p *p = pd_p2p_get(comm, fail);
@@ -560,8 +605,9 @@ int pd_p2p_send_streamed(struct ompi_communicator_t *comm,
         return MPI_SUCCESS;         /* the whole path reports it */
     int to = pd_p2p_shm_local(comm, dst);
     if (to < 0)
-        return pd_p2p_net_send_stream(comm, p, stage, bytes, dst, tag,
-                                      request, call, streamed, fail);
+        return (synchronous ? pd_p2p_net_ssend_stream
+                            : pd_p2p_net_send_stream)(
+            comm, p, stage, bytes, dst, tag, request, call, streamed, fail);
     return pd_p2p_shm_send_stream(comm, p->cid, stage, bytes, dst, to, tag,
                                   request, call, streamed, fail);
 }
@@ -884,12 +930,7 @@ int pd_p2p_issend(struct ompi_communicator_t *comm, const void *buf,
      * the wait for the receipt, which comes after the data has arrived.
      * A receipt that arrives first waits among the unexpected. */
     pd_request_release(&data);
-    if (pd_p2p_irecv(comm, NULL, 0, NULL, dst, PD_TAG_RECEIPT(tag), request,
-                     call, fail) != MPI_SUCCESS)
-        return fail->errclass;
-    (*request)->state->receive = false;     /* MPI_Cancel: a send */
-    (*request)->state->sync_send = true;
-    return MPI_SUCCESS;
+    return pd_p2p_receipt(comm, dst, tag, request, call, fail);
 }
 
 void pd_p2p_release(struct ompi_communicator_t *comm)

@@ -24,21 +24,23 @@ int pd_p2p_send(struct ompi_communicator_t *comm, const void *buf,
 #define PD_P2P_NET_STREAM_MIN ((size_t)4 << 20)
 /* Whether a send of bytes at buf (packed) to dst may be packed piece by
  * piece while it moves (pd_p2p_send_streamed): host memory, and a large
- * message to another rank of this host, or one not synchronous to
- * another host. */
+ * message to another rank. */
 bool pd_p2p_may_stream(struct ompi_communicator_t *comm, int dst,
-                       const void *buf, size_t bytes, bool synchronous);
+                       const void *buf, size_t bytes);
 /* Send the bytes that stage's in-blocks pack to (a stage without a
  * scratch buffer) to dst, packed piece by piece: on this host as the
  * receiver reads them (backend/shm/pairs.h), to another host as they are
- * written to its connection. request NULL: blocking, stage the caller's
- * still; else *request completes the send and owns stage. *streamed
- * false: not possible now, nothing sent, stage still the caller's; send
- * it packed whole. */
+ * written to its connection (synchronous: then complete when the
+ * receiver's receipt comes; on this host a send is complete only once
+ * the receiver has read it all). request NULL: blocking, stage the
+ * caller's still; else *request completes the send and owns stage.
+ * *streamed false: not possible now, nothing sent, stage still the
+ * caller's; send it packed whole. */
 int pd_p2p_send_streamed(struct ompi_communicator_t *comm,
                          struct pd_type_stage *stage, size_t bytes, int dst,
-                         int tag, MPI_Request *request, const char *call,
-                         bool *streamed, struct pd_fail *fail);
+                         int tag, bool synchronous, MPI_Request *request,
+                         const char *call, bool *streamed,
+                         struct pd_fail *fail);
 /* A blocking send's quickest way, tried first: a small host message to a
  * rank of this host on a communicator that has sent or received before,
  * written into shared memory now. False: send with pd_p2p_send. */
