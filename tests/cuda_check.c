@@ -6,7 +6,8 @@
  * out by cudaMemcpy, and any path in pdmpi that reads device memory on the
  * host crashes this program. Results are checked against answers computed
  * here; which way each call went is read from the NCCL double's call
- * counters.
+ * counters (those checks are skipped against a real NCCL, where this
+ * program runs too: tests/gpu/check.sh).
  *
  *   cuda_check [routed|staged|refused]
  *     routed  (default) the policy is nccl: supported calls reach NCCL
@@ -47,6 +48,13 @@ static long calls(const char *name)
 {
     return nccl_calls != NULL ? nccl_calls(name) : -1;
 }
+
+/* A route check by the double's call counters; skipped on a real NCCL,
+ * which keeps none. */
+#define report_route(good, ...)                                           \
+    (nccl_calls != NULL                                                    \
+         ? report_bool(good, __VA_ARGS__)                                  \
+         : report_skip("a real NCCL keeps no call counters", __VA_ARGS__))
 
 static void *dev_alloc(size_t bytes)
 {
@@ -262,8 +270,8 @@ static void check_allreduce_matrix(bool routed)
     good = check_reduce_one(K_INT, O_SUM, 0, false);
     report_bool(good, "allreduce MPI_INT count=0");
     long routed_calls = calls("ncclAllReduce") - before;
-    report_bool(routed ? routed_calls == expected : routed_calls == 0,
-                "%ld of %d allreduces reached NCCL (%s)", routed_calls,
+    report_route(routed ? routed_calls == expected : routed_calls == 0,
+                 "%ld of %d allreduces reached NCCL (%s)", routed_calls,
                 expected, routed ? "all expected" : "none expected");
 }
 
@@ -314,8 +322,8 @@ static void check_reduction_matrix(bool routed)
     }
     long routed_calls =
         calls("ncclReduce") + calls("ncclReduceScatter") - before;
-    report_bool(routed ? routed_calls == expected : routed_calls == 0,
-                "%ld of %d reduces and reduce_scatters reached NCCL (%s)",
+    report_route(routed ? routed_calls == expected : routed_calls == 0,
+                 "%ld of %d reduces and reduce_scatters reached NCCL (%s)",
                 routed_calls, expected,
                 routed ? "all expected" : "none expected");
 }
@@ -529,6 +537,208 @@ static void check_nonblocking(void)
     free(h);
 }
 
+/* The rest of the nonblocking collectives on CUDA memory, each started
+ * and waited for: rank r's item i of block j is value(r, j, i), and
+ * each answer is worked out here. Where counts vary, rank j's part is
+ * j + 1 blocks of BLOCK ints. */
+enum { BLOCK = 1000 };
+
+static int value(int r, int j, long i)
+{
+    return r * 100000 + j * 1000 + (int)i;
+}
+
+static int *dev_ints(long n, int (*fill)(long i))
+{
+    int *h = malloc((size_t)(n ? n : 1) * sizeof(int));
+    for (long i = 0; i < n; i++)
+        h[i] = fill != NULL ? fill(i) : -9;
+    int *d = dev_alloc((size_t)n * sizeof(int));
+    to_dev(d, h, (size_t)n * sizeof(int));
+    free(h);
+    return d;
+}
+
+/* The n ints at d equal want(i)? */
+static bool dev_equals(const int *d, long n, int (*want)(long i))
+{
+    int *h = malloc((size_t)(n ? n : 1) * sizeof(int));
+    from_dev(h, d, (size_t)n * sizeof(int));
+    bool good = true;
+    for (long i = 0; i < n && good; i++)
+        good = h[i] == want(i);
+    free(h);
+    return good;
+}
+
+static void wait_one(MPI_Request *req)
+{
+    MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+/* Where block j of a layout of j + 1 blocks of BLOCK per rank starts. */
+static long varying_at(int j)
+{
+    return (long)BLOCK * j * (j + 1) / 2;
+}
+
+static int icoll_root;
+static int own_block(long i) { return value(rank, 0, i); }
+static int gathered(long i) { return value((int)(i / BLOCK), 0, i % BLOCK); }
+static int root_blocks(long i) { return value(icoll_root, (int)(i / BLOCK), i % BLOCK); }
+static int my_root_block(long i) { return value(icoll_root, rank, i); }
+static int gathered_varying(long i)
+{
+    int j = 0;
+    while (varying_at(j + 1) <= i)
+        j++;
+    return value(j, 0, i - varying_at(j));
+}
+static int root_varying(long i)
+{
+    int j = 0;
+    while (varying_at(j + 1) <= i)
+        j++;
+    return value(icoll_root, j, i - varying_at(j));
+}
+static int my_root_varying(long i) { return value(icoll_root, rank, i); }
+static int alltoallv_out(long i)
+{
+    /* From rank j, rank + 1 blocks. */
+    int j = (int)(i / ((long)BLOCK * (rank + 1)));
+    return value(j, rank, i % ((long)BLOCK * (rank + 1)));
+}
+static int send_varying(long i)
+{
+    /* To rank j, j + 1 blocks, value(rank, j, k) for k in the blocks. */
+    int j = 0;
+    while (varying_at(j + 1) <= i)
+        j++;
+    return value(rank, j, i - varying_at(j));
+}
+static int scattered_sum(long i)
+{
+    long k = varying_at(rank) + i;      /* the element of the whole */
+    return 100000 * size * (size - 1) / 2 + size * (int)k;
+}
+static int whole_input(long i) { return value(rank, 0, i); }
+static int scan_sum(long i)
+{
+    return 100000 * rank * (rank + 1) / 2 + (rank + 1) * (int)i;
+}
+static int exscan_sum(long i)
+{
+    return 100000 * (rank - 1) * rank / 2 + rank * (int)i;
+}
+
+static void check_more_nonblocking(void)
+{
+    MPI_Request req;
+    int *counts = malloc((size_t)size * sizeof(int)),
+        *displs = malloc((size_t)size * sizeof(int)),
+        *rcounts = malloc((size_t)size * sizeof(int)),
+        *rdispls = malloc((size_t)size * sizeof(int));
+    long total = varying_at(size);
+    icoll_root = size - 1;
+
+    int *mine = dev_ints(BLOCK, own_block);
+    int *all = dev_ints((long)BLOCK * size, NULL);
+    MPI_Igather(mine, BLOCK, MPI_INT, all, BLOCK, MPI_INT, 0, MPI_COMM_WORLD,
+                &req);
+    wait_one(&req);
+    report_bool(rank != 0 || dev_equals(all, (long)BLOCK * size, gathered),
+                "Igather + Wait on CUDA memory");
+
+    for (int j = 0; j < size; j++) {
+        counts[j] = BLOCK * (j + 1);
+        displs[j] = (int)varying_at(j);
+    }
+    int *mine_v = dev_ints((long)BLOCK * (rank + 1), own_block);
+    int *all_v = dev_ints(total, NULL);
+    MPI_Igatherv(mine_v, BLOCK * (rank + 1), MPI_INT, all_v, counts, displs,
+                 MPI_INT, icoll_root, MPI_COMM_WORLD, &req);
+    wait_one(&req);
+    report_bool(rank != icoll_root || dev_equals(all_v, total, gathered_varying),
+                "Igatherv of j + 1 blocks from rank j on CUDA memory");
+
+    int *src = dev_ints((long)BLOCK * size, rank == icoll_root ? root_blocks
+                                                               : NULL);
+    MPI_Iscatter(src, BLOCK, MPI_INT, mine, BLOCK, MPI_INT, icoll_root,
+                 MPI_COMM_WORLD, &req);
+    wait_one(&req);
+    report_bool(dev_equals(mine, BLOCK, my_root_block),
+                "Iscatter + Wait on CUDA memory");
+
+    int *src_v = dev_ints(total, rank == icoll_root ? root_varying : NULL);
+    MPI_Iscatterv(src_v, counts, displs, MPI_INT, mine_v,
+                  BLOCK * (rank + 1), MPI_INT, icoll_root, MPI_COMM_WORLD,
+                  &req);
+    wait_one(&req);
+    report_bool(dev_equals(mine_v, (long)BLOCK * (rank + 1), my_root_varying),
+                "Iscatterv of j + 1 blocks to rank j on CUDA memory");
+
+    /* To rank j, j + 1 blocks; from every rank, rank + 1 blocks. */
+    int *out_v = dev_ints(total, send_varying);
+    int *in_v = dev_ints((long)BLOCK * (rank + 1) * size, NULL);
+    for (int j = 0; j < size; j++) {
+        rcounts[j] = BLOCK * (rank + 1);
+        rdispls[j] = BLOCK * (rank + 1) * j;
+    }
+    MPI_Ialltoallv(out_v, counts, displs, MPI_INT, in_v, rcounts, rdispls,
+                   MPI_INT, MPI_COMM_WORLD, &req);
+    wait_one(&req);
+    report_bool(dev_equals(in_v, (long)BLOCK * (rank + 1) * size,
+                           alltoallv_out),
+                "Ialltoallv of j + 1 blocks to rank j on CUDA memory");
+
+    /* The same by Ialltoallw: byte displacements, a type per peer. */
+    MPI_Datatype *types = malloc((size_t)size * sizeof(MPI_Datatype));
+    int *sbytes = malloc((size_t)size * sizeof(int)),
+        *rbytes = malloc((size_t)size * sizeof(int));
+    for (int j = 0; j < size; j++) {
+        types[j] = MPI_INT;
+        sbytes[j] = displs[j] * (int)sizeof(int);
+        rbytes[j] = rdispls[j] * (int)sizeof(int);
+    }
+    int *in_w = dev_ints((long)BLOCK * (rank + 1) * size, NULL);
+    MPI_Ialltoallw(out_v, counts, sbytes, types, in_w, rcounts, rbytes,
+                   types, MPI_COMM_WORLD, &req);
+    wait_one(&req);
+    report_bool(dev_equals(in_w, (long)BLOCK * (rank + 1) * size,
+                           alltoallv_out),
+                "Ialltoallw of j + 1 blocks to rank j on CUDA memory");
+
+    /* Every rank's whole input summed; rank j keeps j + 1 blocks. */
+    int *whole = dev_ints(total, whole_input);
+    MPI_Ireduce_scatter(whole, mine_v, counts, MPI_INT, MPI_SUM,
+                        MPI_COMM_WORLD, &req);
+    wait_one(&req);
+    report_bool(dev_equals(mine_v, (long)BLOCK * (rank + 1), scattered_sum),
+                "Ireduce_scatter of j + 1 blocks to rank j on CUDA memory");
+
+    int *own = dev_ints(BLOCK, own_block), *sum = dev_ints(BLOCK, NULL);
+    MPI_Iscan(own, sum, BLOCK, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    wait_one(&req);
+    report_bool(dev_equals(sum, BLOCK, scan_sum),
+                "Iscan by MPI_SUM on CUDA memory");
+    MPI_Iexscan(own, sum, BLOCK, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    wait_one(&req);
+    report_bool(rank == 0 || dev_equals(sum, BLOCK, exscan_sum),
+                "Iexscan by MPI_SUM on CUDA memory");
+
+    int *bufs[] = { mine, all, mine_v, all_v, src, src_v, out_v, in_v,
+                    in_w, whole, own, sum };
+    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        cudaFree(bufs[i]);
+    free(types);
+    free(sbytes);
+    free(rbytes);
+    free(counts);
+    free(displs);
+    free(rcounts);
+    free(rdispls);
+}
+
 /* Point to point with CUDA buffers: a ring, blocking and not. */
 static void check_p2p(void)
 {
@@ -738,9 +948,9 @@ static void check_comm_cycle(bool routed)
                 threads_after);
     long made = calls("ncclCommInitRank") - inits;
     long freed = calls("ncclCommDestroy") - gone;
-    report_bool(!routed || (made > 0 && made == freed),
-                "%ld NCCL communicators made and %ld destroyed by 3 split/dup/"
-                "free rounds", made, freed);
+    report_route(!routed || (made > 0 && made == freed),
+                 "%ld NCCL communicators made and %ld destroyed by 3 split/"
+                 "dup/free rounds", made, freed);
 }
 
 static void run_refused(void)
@@ -828,6 +1038,7 @@ int main(int argc, char **argv)
         check_moves(1);
         check_moves(70001);
         check_nonblocking();
+        check_more_nonblocking();
         check_p2p();
         check_staged_cases();
         check_device_derived();
