@@ -1,9 +1,14 @@
 #!/bin/sh
 # The GPU check: on a machine with one or more CUDA GPUs, build pdmpi (if
-# this tree is not built yet) and tests/gpu/cuda_check.c, then run
+# this tree is not built yet), tests/gpu/cuda_check.c and the suite
+# tests/cuda_check.c, then run
 #   - device-buffer Allreduce (float, fp16, bf16), Bcast, Allgather,
 #     Reduce_scatter_block, host buffers and MAXLOC (staged) in the same
 #     job, at np 1 and at np = number of GPUs when more than one;
+#   - the suite (every NCCL type and op, the moves, every nonblocking
+#     collective, point-to-point, derived datatypes, communicators, all
+#     on CUDA memory), routed to NCCL at the same sizes and staged
+#     through the host to gloo at np 1;
 #   - NCCL refusing two ranks on one GPU, named by pdmpi first;
 #   - a short device vs host allreduce latency/bandwidth table.
 # Prints "N passed, N failed"; bounded to a few minutes by timeouts.
@@ -16,6 +21,12 @@
 #                                 out. make check runs it this way, so the
 #                                 script itself is tested.
 #   CUDA_HOME=/usr/local/cuda     (default)
+#   PD_GPU_CHECK_BIN=DIR          run the two programs built on another
+#                                 machine of the same kind (DIR/cuda_check
+#                                 from tests/gpu/cuda_check.c,
+#                                 DIR/cuda_suite from tests/cuda_check.c)
+#                                 instead of compiling them here: a GPU
+#                                 machine without Open MPI's mpi.h
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -73,18 +84,27 @@ grep -q "define PD_HAVE_NCCL_BINDING 1" config.h &&
     ok "pdmpi was built with the NCCL binding" ||
     { not_ok "pdmpi was built without the NCCL binding (no nccl.h/cuda_runtime_api.h at configure time)"; finish; }
 
-ompi_inc=$(sed -n 's/^PD_OMPI_CPPFLAGS = //p' Makefile)
-# CC and PD_SANITIZE_FLAGS: as the tree was built (make check sets them).
-if ${CC:-cc} -std=c11 -O2 ${PD_SANITIZE_FLAGS:-} $ompi_inc -Iinclude \
-    -I"$CUDA_HOME/include" \
-    tests/gpu/cuda_check.c -o "$out/cuda_check" -L.libs -lpdmpi \
-    -Wl,-rpath,"$top/.libs" -L"$cuda_libdir" -lcudart \
-    -Wl,-rpath,"$cuda_libdir" 2> "$out/cc"; then
-    ok "tests/gpu/cuda_check.c builds against pdmpi and the CUDA runtime"
+if [ -n "${PD_GPU_CHECK_BIN:-}" ]; then
+    cp "$PD_GPU_CHECK_BIN/cuda_check" "$PD_GPU_CHECK_BIN/cuda_suite" "$out/" &&
+        ok "the programs built elsewhere: $PD_GPU_CHECK_BIN" ||
+        { not_ok "PD_GPU_CHECK_BIN=$PD_GPU_CHECK_BIN lacks cuda_check or cuda_suite"; finish; }
 else
-    cat "$out/cc"
-    not_ok "tests/gpu/cuda_check.c builds"
-    finish
+    ompi_inc=$(sed -n 's/^PD_OMPI_CPPFLAGS = //p' Makefile)
+    # CC and PD_SANITIZE_FLAGS: as the tree was built (make check sets them).
+    build() {
+        ${CC:-cc} -std=gnu11 -O2 ${PD_SANITIZE_FLAGS:-} $ompi_inc -Iinclude \
+            -Itests -I"$CUDA_HOME/include" "$@" -L.libs -lpdmpi \
+            -Wl,-rpath,"$top/.libs" -L"$cuda_libdir" -lcudart \
+            -Wl,-rpath,"$cuda_libdir" -ldl -lm -lpthread 2> "$out/cc"
+    }
+    if build tests/gpu/cuda_check.c -o "$out/cuda_check" &&
+        build tests/cuda_check.c tests/tap_harness.c -o "$out/cuda_suite"; then
+        ok "tests/gpu/cuda_check.c and tests/cuda_check.c build against pdmpi and the CUDA runtime"
+    else
+        cat "$out/cc"
+        not_ok "tests/gpu/cuda_check.c and tests/cuda_check.c build"
+        finish
+    fi
 fi
 export LD_LIBRARY_PATH="$cuda_libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
@@ -117,6 +137,27 @@ grep -q "auto chose nccl" "$out/auto" && ok "auto chooses NCCL with a GPU" ||
 
 run_check 1
 [ "$ngpu" -gt 1 ] && run_check "$ngpu"
+
+# run_suite NP MODE OPTIONS...: tests/cuda_check.c on NP ranks.
+run_suite() {
+    np=$1 mode=$2
+    shift 2
+    timeout -k 5 180 ./pdmpirun -np "$np" "$@" "$out/cuda_suite" "$mode" \
+        > "$out/suite$np$mode" 2>&1
+    rc=$?
+    grep -E '^not ok ' "$out/suite$np$mode" | sed "s/^/# np $np $mode: /"
+    passed_here=$(grep -c '^ok ' "$out/suite$np$mode")
+    if [ "$rc" -eq 0 ]; then
+        ok "np $np: the suite $mode, $passed_here checks"
+    else
+        tail -3 "$out/suite$np$mode"
+        not_ok "np $np: the suite $mode (exit $rc)"
+    fi
+}
+run_suite 1 routed --backend nccl
+[ "$ngpu" -gt 1 ] && run_suite "$ngpu" routed --backend nccl \
+    --devices "$(seq -s, 0 $((ngpu - 1)))"
+run_suite 1 staged --backend gloo
 
 # Two ranks on one GPU: pdmpi says so before NCCL does.
 timeout -k 5 60 ./pdmpirun -np 2 --backend nccl "$out/cuda_check" \
