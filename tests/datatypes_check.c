@@ -2802,7 +2802,9 @@ static void check_collective_memory(void)
  * by MPI_MAX into a vector at the last rank, by less than all of it:
  * gloo's reduce needs an output of the segment's size on every rank, so
  * one not the root holds two segments. With --apart (the ranks are on
- * several hosts) only these run. */
+ * several hosts) only these run. Under AddressSanitizer, whose
+ * quarantine keeps each segment's freed scratch from the next, only the
+ * values are checked. */
 static bool collectives_apart;      /* --apart: the ranks are on two hosts */
 
 static void check_segmented_memory(void)
@@ -2834,7 +2836,8 @@ static void check_segmented_memory(void)
              plain ? MPI_Bcast(ints, 3 * (int)blocks, MPI_INT, 0,
                                MPI_COMM_WORLD)
                    : MPI_Bcast(buf, 1, vec, 0, MPI_COMM_WORLD));
-    growth_within(&v, before, packed, 2, "MPI_Bcast");
+    if (!address_sanitizer)
+        growth_within(&v, before, packed, 2, "MPI_Bcast");
     for (long k = 0; plain && k < 3 * blocks; k++)
         if (ints[k] != (int)(k / 3 * 5 + k % 3)) {
             fail(&v, "MPI_Bcast into plain ints: int %ld is %d, expected "
@@ -2856,7 +2859,8 @@ static void check_segmented_memory(void)
     check_rc(&v, "MPI_Allreduce",
              MPI_Allreduce(MPI_IN_PLACE, buf, 1, vec, MPI_SUM,
                            MPI_COMM_WORLD));
-    growth_within(&v, before, packed, 2, "MPI_Allreduce");
+    if (!address_sanitizer)
+        growth_within(&v, before, packed, 2, "MPI_Allreduce");
     blocks_check(&v, buf, blocks, world_size, -1, "MPI_Allreduce");
     report(&v, "a 54 MB vector summed in place off shared memory in "
            "segments");
@@ -2874,7 +2878,8 @@ static void check_segmented_memory(void)
     before = peak_rss_kib();
     check_rc(&v, "MPI_Reduce", MPI_Reduce(buf, out, 1, vec, MPI_MAX, root,
                                           MPI_COMM_WORLD));
-    growth_within(&v, before, packed, 1, "MPI_Reduce");
+    if (!address_sanitizer)
+        growth_within(&v, before, packed, 1, "MPI_Reduce");
     if (out != NULL)
         blocks_check(&v, out, blocks, 2, -7, "MPI_Reduce");
     report(&v, "a 54 MB vector reduced by MPI_MAX to the last rank off "
