@@ -218,14 +218,16 @@ function emit_stub(type, name, list, hidden,    call, params, n, i, pname, casts
         if (pname != "")
             casts = casts "    (void)" pname ";\n"
     }
-    # The error handler of a communicator argument applies, as for the
-    # implemented calls (pd_raise accepts MPI_COMM_NULL and invalid ones);
-    # without one, that of MPI_COMM_WORLD, which the message then names.
+    # The error handler of the first communicator argument applies, as
+    # for the implemented calls (pd_raise accepts MPI_COMM_NULL and
+    # invalid ones); without one, that of MPI_COMM_WORLD, which the
+    # message then names.
     comm = "MPI_COMM_WORLD"
-    if (n >= 1 && params[1] ~ /^MPI_Comm [A-Za-z_][A-Za-z0-9_]*$/) {
-        comm = params[1]
-        sub(/^MPI_Comm /, "", comm)
-    }
+    for (i = n; i >= 1; i--)
+        if (params[i] ~ /^MPI_Comm [A-Za-z_][A-Za-z0-9_]*$/) {
+            comm = params[i]
+            sub(/^MPI_Comm /, "", comm)
+        }
 
     list = ""
     for (i = 1; i <= n; i++)

@@ -80,9 +80,9 @@ done
 
 # Under the default handler: one line naming the function, then the end
 # of the job. MPI_Win_create's first argument is no communicator, so
-# MPI_COMM_WORLD's handler applies; MPI_File_open is called on
+# MPI_COMM_WORLD's handler applies; MPI_Comm_spawn is called on
 # MPI_COMM_SELF, whose name the line must carry.
-for case in "MPI_Win_create MPI_COMM_WORLD" "MPI_File_open MPI_COMM_SELF"; do
+for case in "MPI_Win_create MPI_COMM_WORLD" "MPI_Comm_spawn MPI_COMM_SELF"; do
     set -- $case
     run_np 1 "$prog" fatal "$1" > "$PD_TMP/fatal" 2>&1
     rc=$?
