@@ -72,7 +72,7 @@ BEGIN {
     why[n] = "windows and remote memory access have no counterpart in the collective backends pdmpi runs on; not built"
     pat[n] = "^MPI_(Win_|Put$|Get$|Accumulate$|Get_accumulate$|Fetch_and_op$|Compare_and_swap$|Rput$|Rget$|Raccumulate$|Rget_accumulate$)"
     area[++n] = "MPI-IO"
-    why[n] = "parallel file I/O is outside what a trainer asks of its communication library; not built"
+    why[n] = "files are read and written in the \"native\" representation only (docs/compatibility.md); user representations are not built"
     pat[n] = "^MPI_(File_|Register_datarep$)"
     area[++n] = "Dynamic processes"
     why[n] = "the world is fixed when it forms (the launchers start every rank); spawning and connecting jobs is not built"

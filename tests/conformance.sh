@@ -6,7 +6,7 @@
 # Cartesian and graph topologies with the neighbourhood collectives,
 # intercommunicators with their collectives, MPI-1's names for calls
 # deprecated in MPI-2 and removed in MPI-3,
-# info objects, derived datatypes -- at np 1 to 5, so the
+# info objects, derived datatypes, files -- at np 1 to 5, so the
 # non-power-of-two paths run too.
 . "$top_srcdir/tests/lib.sh"
 
@@ -17,6 +17,11 @@ for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check \
     for np in $sizes; do
         check_tap "$prog at np $np" run_np "$np" "$top_builddir/tests/$prog"
     done
+done
+# MPI-IO: files every rank opens in a directory of this run's own.
+for np in $sizes; do
+    check_tap "file_check at np $np" run_np "$np" \
+        "$top_builddir/tests/file_check" "$PD_TMP"
 done
 # MPI_Comm_idup where forming a duplicate's connections needs every
 # member: on one host, the network path.

@@ -57,6 +57,9 @@ static int pd_comm_set_errhandler(const char *call, MPI_Comm comm,
                         errhandler == MPI_ERRHANDLER_NULL
                             ? "errhandler is MPI_ERRHANDLER_NULL"
                             : "errhandler is not a valid error handler");
+    if (errhandler->kind == PD_ERRH_USER && errhandler->comm_fn == NULL)
+        return pd_raise(comm, call, MPI_ERR_ARG, "errhandler was made for "
+                        "files (MPI_File_create_errhandler)");
     __atomic_store_n(&comm->errhandler, errhandler, __ATOMIC_RELEASE);
     /* An intercommunicator's calls run on its private communicators,
      * whose errors are the program's errors on it. */

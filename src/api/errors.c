@@ -15,6 +15,7 @@
 #pragma weak MPI_Add_error_code = PMPI_Add_error_code
 #pragma weak MPI_Add_error_string = PMPI_Add_error_string
 #pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+#pragma weak MPI_File_create_errhandler = PMPI_File_create_errhandler
 #pragma weak MPI_Errhandler_create = PMPI_Errhandler_create
 #pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
 #pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
@@ -90,20 +91,24 @@ int PMPI_Add_error_string(int errorcode, const char *string)
 static struct ompi_errhandler_t *pd_user_handlers;
 static pthread_mutex_t pd_user_handlers_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int pd_comm_create_errhandler(const char *call,
-                                     MPI_Comm_errhandler_function *function,
-                                     MPI_Errhandler *errhandler)
+/* A handler of the program's for communicators (comm_fn) or files
+ * (file_fn). */
+static int pd_create_errhandler(const char *call,
+                                MPI_Comm_errhandler_function *comm_fn,
+                                MPI_File_errhandler_function *file_fn,
+                                MPI_Errhandler *errhandler)
 {
     PD_CHECK(pd_check_active(call));
-    if (function == NULL || errhandler == NULL)
+    if ((comm_fn == NULL && file_fn == NULL) || errhandler == NULL)
         return pd_raise(NULL, call, MPI_ERR_ARG, "%s is NULL",
-                        function == NULL ? "function" : "errhandler");
+                        errhandler != NULL ? "function" : "errhandler");
     struct ompi_errhandler_t *h = calloc(1, sizeof(*h));
     if (h == NULL)
         return pd_raise(NULL, call, MPI_ERR_NO_MEM, "out of memory");
     h->magic = PD_MAGIC_ERRH;
     h->kind = PD_ERRH_USER;
-    h->comm_fn = function;
+    h->comm_fn = comm_fn;
+    h->file_fn = file_fn;
     snprintf(h->name, sizeof(h->name), "a user error handler");
     pthread_mutex_lock(&pd_user_handlers_lock);
     h->next = pd_user_handlers;
@@ -116,16 +121,23 @@ static int pd_comm_create_errhandler(const char *call,
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
                                 MPI_Errhandler *errhandler)
 {
-    return pd_comm_create_errhandler("MPI_Comm_create_errhandler", function,
-                                     errhandler);
+    return pd_create_errhandler("MPI_Comm_create_errhandler", function,
+                                NULL, errhandler);
+}
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *function,
+                                MPI_Errhandler *errhandler)
+{
+    return pd_create_errhandler("MPI_File_create_errhandler", NULL, function,
+                                errhandler);
 }
 
 /* MPI-1's name (api/mpi1.h); MPI_Handler_function has the same shape. */
 int PMPI_Errhandler_create(MPI_Handler_function *function,
                            MPI_Errhandler *errhandler)
 {
-    return pd_comm_create_errhandler("MPI_Errhandler_create", function,
-                                     errhandler);
+    return pd_create_errhandler("MPI_Errhandler_create", function, NULL,
+                                errhandler);
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)

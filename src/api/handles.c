@@ -26,6 +26,8 @@
 #pragma weak MPI_Info_f2c = PMPI_Info_f2c
 #pragma weak MPI_Message_c2f = PMPI_Message_c2f
 #pragma weak MPI_Message_f2c = PMPI_Message_f2c
+#pragma weak MPI_File_c2f = PMPI_File_c2f
+#pragma weak MPI_File_f2c = PMPI_File_f2c
 #pragma weak MPI_Status_c2f = PMPI_Status_c2f
 #pragma weak MPI_Status_f2c = PMPI_Status_f2c
 
@@ -113,6 +115,17 @@ MPI_Fint PMPI_Info_c2f(MPI_Info info)
 MPI_Info PMPI_Info_f2c(MPI_Fint info)
 {
     return pd_f2c(PD_HANDLE_INFO, info, MPI_INFO_NULL);
+}
+
+MPI_Fint PMPI_File_c2f(MPI_File file)
+{
+    return pd_c2f(PD_HANDLE_FILE, file,
+                  file != NULL && file->magic == PD_MAGIC_FILE);
+}
+
+MPI_File PMPI_File_f2c(MPI_Fint file)
+{
+    return pd_f2c(PD_HANDLE_FILE, file, MPI_FILE_NULL);
 }
 
 MPI_Fint PMPI_Message_c2f(MPI_Message message)

@@ -1,7 +1,7 @@
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/comm.h"
@@ -206,6 +206,30 @@ void pd_raise_capture(struct pd_fail *into)
     pd_raise_into = into;
 }
 
+/* A failure of call (where: " on" what it was on) recorded for a
+ * request (pd_raise_capture), or written and dealt with by handler:
+ * MPI_ERRORS_ARE_FATAL ends the job. True where handler is the
+ * program's, which the caller then calls with its object. */
+static bool pd_raise_report(const struct ompi_errhandler_t *handler,
+                            const char *call, const char *where,
+                            int errclass, const char *detail)
+{
+    if (pd_raise_into != NULL) {
+        if (pd_raise_into->errclass == MPI_SUCCESS)
+            pd_fail_set(pd_raise_into, errclass, "%s%s: %s", call, where,
+                        detail);
+        return false;
+    }
+    char line[1200];
+    snprintf(line, sizeof(line), "pdmpi: rank %d: %s%s: %s: %s",
+             pd_rt.world.rank, call, where, pd_error_class_name(errclass),
+             detail);
+    if (handler == NULL || handler->kind == PD_ERRH_FATAL)
+        pd_die(line, errclass);
+    pd_log(PD_LOG_INFO, "returning %s", line + strlen("pdmpi: "));
+    return handler->kind == PD_ERRH_USER;
+}
+
 int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
              const char *fmt, ...)
 {
@@ -233,25 +257,40 @@ int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
     else if (comm != NULL)
         snprintf(where, sizeof(where), " on an invalid communicator");
 
-    if (pd_raise_into != NULL) {
-        if (pd_raise_into->errclass == MPI_SUCCESS)
-            pd_fail_set(pd_raise_into, errclass, "%s%s: %s", call, where,
-                        detail);
-        return errclass;
-    }
-    char line[1200];
-    snprintf(line, sizeof(line), "pdmpi: rank %d: %s%s: %s: %s",
-             pd_rt.world.rank, call, where, pd_error_class_name(errclass),
-             detail);
-    if (handler == NULL || handler->kind == PD_ERRH_FATAL)
-        pd_die(line, errclass);
-    pd_log(PD_LOG_INFO, "returning %s", line + strlen("pdmpi: "));
-    if (handler->kind == PD_ERRH_USER) {
+    if (pd_raise_report(handler, call, where, errclass, detail)) {
         /* The program's handler sees the communicator and the class; it
          * may change neither what the call returns nor the handle. */
         struct ompi_communicator_t *c = comm_ok ? comm : world;
         int code = errclass;
         handler->comm_fn(&c, &code);
+    }
+    return errclass;
+}
+
+int pd_raise_file(struct ompi_file_t *file, const char *call, int errclass,
+                  const char *fmt, ...)
+{
+    char detail[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+
+    struct ompi_file_t *null = (struct ompi_file_t *)MPI_FILE_NULL;
+    bool file_ok = file != NULL && file != null &&
+                   file->magic == PD_MAGIC_FILE;
+    const struct ompi_errhandler_t *handler =
+        file_ok ? file->errhandler : null->errhandler;
+    char where[240];
+    if (file_ok)
+        snprintf(where, sizeof(where), " on file %.200s", file->path);
+    else
+        snprintf(where, sizeof(where), " on MPI_FILE_NULL");
+    if (pd_raise_report(handler, call, where, errclass, detail) &&
+        handler->file_fn != NULL) {
+        struct ompi_file_t *f = file_ok ? file : null;
+        int code = errclass;
+        handler->file_fn(&f, &code);
     }
     return errclass;
 }

@@ -16,6 +16,12 @@
 int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The same for a file: its error handler decides (file NULL, invalid or
+ * MPI_FILE_NULL: MPI_FILE_NULL's, which MPI_File_open and
+ * MPI_File_delete raise on). */
+int pd_raise_file(struct ompi_file_t *file, const char *call, int errclass,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* While into is set on this thread (NULL: unset), pd_raise records its
  * first failure there, naming the call, and returns the class without
  * any handler: a call run for a request (a nonblocking collective on an

@@ -10,10 +10,10 @@
              MPI_Group: PD_HANDLE_GROUP, MPI_Op: PD_HANDLE_OP,             \
              MPI_Errhandler: PD_HANDLE_ERRH, MPI_Request: PD_HANDLE_REQUEST, \
              MPI_Info: PD_HANDLE_INFO, MPI_Message: PD_HANDLE_MESSAGE,     \
-             default: PD_HANDLE_KINDS)
+             MPI_File: PD_HANDLE_FILE, default: PD_HANDLE_KINDS)
 
-/* Open MPI's value of every predefined handle (windows and files, which
- * pdmpi does not convert, come out as PD_HANDLE_KINDS and are skipped). */
+/* Open MPI's value of every predefined handle (windows, which pdmpi does
+ * not convert, come out as PD_HANDLE_KINDS and are skipped). */
 static const struct {
     enum pd_handle_kind kind;
     void *handle;
@@ -23,6 +23,8 @@ static const struct {
     { PD_HANDLE_KIND_OF(name), (void *)(name), value },
 #include "core/fortran_handles.h"
 #undef PD_FORTRAN_HANDLE
+    /* Not in mpif-handles.h; Open MPI's file table starts with it. */
+    { PD_HANDLE_FILE, (void *)MPI_FILE_NULL, 0 },
 };
 
 /* slots[v] is the handle named v (NULL: none); names given back by freed
@@ -49,6 +51,7 @@ static int *pd_f_index(enum pd_handle_kind kind, void *handle)
     case PD_HANDLE_REQUEST: return &((struct ompi_request_t *)handle)->f_index;
     case PD_HANDLE_INFO: return &((struct ompi_info_t *)handle)->f_index;
     case PD_HANDLE_MESSAGE: return &((struct ompi_message_t *)handle)->f_index;
+    case PD_HANDLE_FILE: return &((struct ompi_file_t *)handle)->f_index;
     default: return NULL;
     }
 }

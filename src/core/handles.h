@@ -17,6 +17,7 @@ enum pd_handle_kind {
     PD_HANDLE_REQUEST,
     PD_HANDLE_INFO,
     PD_HANDLE_MESSAGE,
+    PD_HANDLE_FILE,
     PD_HANDLE_KINDS
 };
 

@@ -48,6 +48,7 @@ struct ompi_errhandler_t {
     int f_index;                    /* its Fortran value + 1; 0: none yet
                                        (core/handles.h) */
     MPI_Comm_errhandler_function *comm_fn;      /* PD_ERRH_USER */
+    MPI_File_errhandler_function *file_fn;      /* ... made for files */
     struct ompi_errhandler_t *next;             /* api/errhandler.c's list */
 };
 
@@ -180,7 +181,31 @@ struct ompi_info_t {
 /* Objects pdmpi does not implement yet exist so that binaries load; they
  * carry only a magic word so misuse is detected. */
 struct ompi_win_t { uint32_t magic; int id; };
-struct ompi_file_t { uint32_t magic; int id; };
+
+/* An open file (api/file.c); MPI_FILE_NULL holds only its error handler,
+ * which files opened later start with. Offsets of the view are in
+ * etypes, from disp bytes into the file. */
+struct ompi_file_t {
+    uint32_t magic;
+    int id;
+    int f_index;                    /* as in struct ompi_errhandler_t */
+    struct ompi_errhandler_t *errhandler;
+    int fd;
+    int amode;
+    bool atomic;                    /* MPI_File_set_atomicity */
+    struct ompi_communicator_t *comm;   /* a duplicate of the opener's */
+    char *path;
+    MPI_Offset disp;
+    struct ompi_datatype_t *etype, *filetype;
+    MPI_Offset pointer;             /* the individual file pointer */
+    int shared_fd;                  /* the shared one's file, or -1 ... */
+    int shared_err;                 /* ... and the errno why not */
+    /* A split collective begun (MPI_File_read_all_begin & co.) and not
+     * yet ended: its call and its outcome. */
+    const char *split_call;
+    int split_rc;
+    MPI_Status split_status;
+};
 
 /* Open MPI's exported object sizes (ABI, see predefined.c). */
 #define PD_ABI_COMM_SIZE 512

@@ -113,7 +113,11 @@ struct ompi_predefined_request_t ompi_request_null = PD_SIMPLE_INIT(PD_MAGIC_REQ
 struct ompi_predefined_message_t ompi_message_null = PD_SIMPLE_INIT(PD_MAGIC_MESSAGE, 0);
 struct ompi_predefined_message_t ompi_message_no_proc = PD_SIMPLE_INIT(PD_MAGIC_MESSAGE, 1);
 struct ompi_predefined_win_t ompi_mpi_win_null = PD_SIMPLE_INIT(PD_MAGIC_WIN, 0);
-struct ompi_predefined_file_t ompi_mpi_file_null = PD_SIMPLE_INIT(PD_MAGIC_FILE, 0);
+/* Errors in opening and deleting files go to MPI_FILE_NULL's handler,
+ * which MPI makes MPI_ERRORS_RETURN. */
+struct ompi_predefined_file_t ompi_mpi_file_null = {
+    .obj = { .magic = PD_MAGIC_FILE, .id = 0,
+             .errhandler = &ompi_mpi_errors_return.obj } };
 
 struct ompi_status_public_t ompi_status_empty;
 
