@@ -587,18 +587,22 @@ static int own_block(long i) { return value(rank, 0, i); }
 static int gathered(long i) { return value((int)(i / BLOCK), 0, i % BLOCK); }
 static int root_blocks(long i) { return value(icoll_root, (int)(i / BLOCK), i % BLOCK); }
 static int my_root_block(long i) { return value(icoll_root, rank, i); }
-static int gathered_varying(long i)
+/* The block j that int i of such a layout lies in. */
+static int varying_block(long i)
 {
     int j = 0;
     while (varying_at(j + 1) <= i)
         j++;
+    return j;
+}
+static int gathered_varying(long i)
+{
+    int j = varying_block(i);
     return value(j, 0, i - varying_at(j));
 }
 static int root_varying(long i)
 {
-    int j = 0;
-    while (varying_at(j + 1) <= i)
-        j++;
+    int j = varying_block(i);
     return value(icoll_root, j, i - varying_at(j));
 }
 static int my_root_varying(long i) { return value(icoll_root, rank, i); }
@@ -611,9 +615,7 @@ static int alltoallv_out(long i)
 static int send_varying(long i)
 {
     /* To rank j, j + 1 blocks, value(rank, j, k) for k in the blocks. */
-    int j = 0;
-    while (varying_at(j + 1) <= i)
-        j++;
+    int j = varying_block(i);
     return value(rank, j, i - varying_at(j));
 }
 static int scattered_sum(long i)

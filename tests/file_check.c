@@ -50,6 +50,15 @@ static void expect_class(struct verdict *v, const char *call, int rc,
     }
 }
 
+/* This rank's block: its N ints rank * N + i. */
+static int *rank_block(void)
+{
+    int *mine = malloc(N * sizeof(int));
+    for (int i = 0; i < N; i++)
+        mine[i] = world_rank * N + i;
+    return mine;
+}
+
 /* Every rank writes its block of ints (rank * N + i) at its offset with
  * MPI_File_write_at_all; every rank then reads all of them back with
  * MPI_File_read_at and with POSIX reads. */
@@ -57,10 +66,8 @@ static void check_blocks(void)
 {
     struct verdict v = {""};
     MPI_File fh;
-    int *mine = malloc(N * sizeof(int)),
+    int *mine = rank_block(),
         *all = malloc((size_t)N * world_size * sizeof(int));
-    for (int i = 0; i < N; i++)
-        mine[i] = world_rank * N + i;
     check_rc(&v, "MPI_File_open",
              MPI_File_open(MPI_COMM_WORLD, path,
                            MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
@@ -406,10 +413,8 @@ static void check_shared(void)
 {
     struct verdict v = {""};
     MPI_File fh;
-    int *mine = malloc(N * sizeof(int)),
+    int *mine = rank_block(),
         *all = malloc((size_t)N * world_size * sizeof(int));
-    for (int i = 0; i < N; i++)
-        mine[i] = world_rank * N + i;
     check_rc(&v, "MPI_File_open",
              MPI_File_open(MPI_COMM_WORLD, path,
                            MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,

@@ -206,14 +206,17 @@ void pd_raise_capture(struct pd_fail *into)
     pd_raise_into = into;
 }
 
-/* A failure of call (where: " on" what it was on) recorded for a
- * request (pd_raise_capture), or written and dealt with by handler:
- * MPI_ERRORS_ARE_FATAL ends the job. True where handler is the
- * program's, which the caller then calls with its object. */
+/* A failure of call (where: " on" what it was on; fmt and ap: why)
+ * recorded for a request (pd_raise_capture), or written and dealt with
+ * by handler: MPI_ERRORS_ARE_FATAL ends the job. True where handler is
+ * the program's, which the caller then calls with its object. */
+__attribute__((format(printf, 5, 0)))
 static bool pd_raise_report(const struct ompi_errhandler_t *handler,
                             const char *call, const char *where,
-                            int errclass, const char *detail)
+                            int errclass, const char *fmt, va_list ap)
 {
+    char detail[768];
+    vsnprintf(detail, sizeof(detail), fmt, ap);
     if (pd_raise_into != NULL) {
         if (pd_raise_into->errclass == MPI_SUCCESS)
             pd_fail_set(pd_raise_into, errclass, "%s%s: %s", call, where,
@@ -233,12 +236,6 @@ static bool pd_raise_report(const struct ompi_errhandler_t *handler,
 int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
              const char *fmt, ...)
 {
-    char detail[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-
     bool comm_ok = comm != NULL && comm->magic == PD_MAGIC_COMM &&
                    comm->kind != PD_COMM_NULL && comm->errhandler != NULL;
     struct ompi_communicator_t *world = (struct ompi_communicator_t *)MPI_COMM_WORLD;
@@ -257,7 +254,11 @@ int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
     else if (comm != NULL)
         snprintf(where, sizeof(where), " on an invalid communicator");
 
-    if (pd_raise_report(handler, call, where, errclass, detail)) {
+    va_list ap;
+    va_start(ap, fmt);
+    bool user = pd_raise_report(handler, call, where, errclass, fmt, ap);
+    va_end(ap);
+    if (user) {
         /* The program's handler sees the communicator and the class; it
          * may change neither what the call returns nor the handle. */
         struct ompi_communicator_t *c = comm_ok ? comm : world;
@@ -270,12 +271,6 @@ int pd_raise(struct ompi_communicator_t *comm, const char *call, int errclass,
 int pd_raise_file(struct ompi_file_t *file, const char *call, int errclass,
                   const char *fmt, ...)
 {
-    char detail[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof(detail), fmt, ap);
-    va_end(ap);
-
     struct ompi_file_t *null = (struct ompi_file_t *)MPI_FILE_NULL;
     bool file_ok = file != NULL && file != null &&
                    file->magic == PD_MAGIC_FILE;
@@ -286,8 +281,11 @@ int pd_raise_file(struct ompi_file_t *file, const char *call, int errclass,
         snprintf(where, sizeof(where), " on file %.200s", file->path);
     else
         snprintf(where, sizeof(where), " on MPI_FILE_NULL");
-    if (pd_raise_report(handler, call, where, errclass, detail) &&
-        handler->file_fn != NULL) {
+    va_list ap;
+    va_start(ap, fmt);
+    bool user = pd_raise_report(handler, call, where, errclass, fmt, ap);
+    va_end(ap);
+    if (user && handler->file_fn != NULL) {
         struct ompi_file_t *f = file_ok ? file : null;
         int code = errclass;
         handler->file_fn(&f, &code);
