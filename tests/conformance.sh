@@ -19,6 +19,7 @@ for prog in types_ops_check colls_check comm_check nonblocking_check p2p_check \
     done
 done
 # MPI-IO: files every rank opens in a directory of this run's own.
+pd_tmpdir
 for np in $sizes; do
     check_tap "file_check at np $np" run_np "$np" \
         "$top_builddir/tests/file_check" "$PD_TMP"
