@@ -73,6 +73,9 @@ check_tap "pdmpirun --nnodes 2 -np 2: collectives" \
 # moved a segment at a time, every rank's peak memory checked.
 check_tap "pdmpirun --nnodes 2 -np 2: 54 MB vectors in segments" \
     pdmpirun_2hosts "$top_builddir/tests/datatypes_check" --apart
+# Files both hosts see (the namespaces share the file system).
+check_tap "pdmpirun --nnodes 2 -np 2: files" \
+    pdmpirun_2hosts "$top_builddir/tests/file_check" "$PD_TMP"
 
 # The short last batch across hosts: host B's ranks allreduce 1000
 # elements, host A's 1024. Each host agrees in shared memory; the leaders'
