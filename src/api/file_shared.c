@@ -32,7 +32,7 @@
 #pragma weak MPI_File_seek_shared = PMPI_File_seek_shared
 #pragma weak MPI_File_get_position_shared = PMPI_File_get_position_shared
 
-/* The companion's name: beside path, hidden, unique (mkstemp). */
+/* The companion's name: beside path, hidden, unique (mkostemp). */
 static void pd_shared_template(const char *path, char *out, size_t len)
 {
     const char *slash = strrchr(path, '/');
@@ -72,7 +72,7 @@ void pd_file_shared_open(MPI_File fh, MPI_Offset at)
     pd_shared_template(fh->path, name, sizeof(name));
     fh->shared_fd = -1;
     if (rank == 0) {
-        if ((fh->shared_fd = mkstemp(name)) < 0)
+        if ((fh->shared_fd = mkostemp(name, O_CLOEXEC)) < 0)
             err = errno;
         else
             err = pd_shared_write(fh->shared_fd, (int64_t)at);
