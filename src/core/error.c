@@ -274,8 +274,8 @@ int pd_raise_file(struct ompi_file_t *file, const char *call, int errclass,
     struct ompi_file_t *null = (struct ompi_file_t *)MPI_FILE_NULL;
     bool file_ok = file != NULL && file != null &&
                    file->magic == PD_MAGIC_FILE;
-    const struct ompi_errhandler_t *handler =
-        file_ok ? file->errhandler : null->errhandler;
+    const struct ompi_errhandler_t *handler = __atomic_load_n(
+        file_ok ? &file->errhandler : &null->errhandler, __ATOMIC_ACQUIRE);
     char where[240];
     if (file_ok)
         snprintf(where, sizeof(where), " on file %.200s", file->path);
