@@ -22,8 +22,8 @@
  *   LAND, LOR, LXOR C integer, logical
  *   BAND, BOR, BXOR C integer, multi-language, byte
  *   MAXLOC, MINLOC  the pair types
- * plus, as Open MPI and pdmpi both do, the arithmetic ops (SUM, PROD, MAX,
- * MIN) on MPI_CHAR. Every other pair must be MPI_ERR_OP, and so must
+ * plus, as Open MPI, MPICH and pdmpi all do, MPI_CHAR wherever C integers
+ * are. Every other pair must be MPI_ERR_OP, and so must
  * MPI_REPLACE and MPI_NO_OP (one-sided ops) in a collective. The logical
  * ops on the multi-language types are neither tested as valid nor as
  * errors: MPI 3.1 and 4.1 leave them out of the table, but both libraries
@@ -52,9 +52,8 @@
  * under Open MPI and are ordinary checks under any other library:
  *  - MPI_MAX and MPI_MIN compare MPI_UNSIGNED_LONG as signed and
  *    MPI_OFFSET as unsigned (wrong results with the top bit set);
- *  - MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN and the logical ops on MPI_BYTE,
- *    and the logical and bitwise ops on MPI_CHAR, succeed instead of
- *    MPI_ERR_OP.
+ *  - MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN and the logical ops on MPI_BYTE
+ *    succeed instead of MPI_ERR_OP.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -277,7 +276,7 @@ static bool is_logical_op(enum opid op)
     return op == OP_LAND || op == OP_LOR || op == OP_LXOR;
 }
 
-/* The standard's table, with MPI_CHAR for the arithmetic ops. */
+/* The standard's table, with MPI_CHAR wherever C integers are. */
 static bool op_allows(enum opid op, enum tclass cls)
 {
     switch (op) {
@@ -288,9 +287,10 @@ static bool op_allows(enum opid op, enum tclass cls)
         return cls == TC_CINT || cls == TC_CHAR || cls == TC_MULTI
                || cls == TC_FLOAT;
     case OP_LAND: case OP_LOR: case OP_LXOR:
-        return cls == TC_CINT || cls == TC_LOGICAL;
+        return cls == TC_CINT || cls == TC_CHAR || cls == TC_LOGICAL;
     case OP_BAND: case OP_BOR: case OP_BXOR:
-        return cls == TC_CINT || cls == TC_MULTI || cls == TC_BYTE;
+        return cls == TC_CINT || cls == TC_CHAR || cls == TC_MULTI
+               || cls == TC_BYTE;
     case OP_MAXLOC: case OP_MINLOC:
         return cls == TC_PAIR;
     default:
@@ -1212,9 +1212,6 @@ static bool open_mpi_accepts(enum opid op, enum tclass cls)
     case TC_BYTE:   /* SUM, PROD, MAX, MIN, LAND, LOR, LXOR */
         return op == OP_SUM || op == OP_PROD || op == OP_MAX || op == OP_MIN
                || is_logical_op(op);
-    case TC_CHAR:   /* LAND, LOR, LXOR, BAND, BOR, BXOR */
-        return is_logical_op(op) || op == OP_BAND || op == OP_BOR
-               || op == OP_BXOR;
     default:
         return false;
     }

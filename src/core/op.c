@@ -37,8 +37,9 @@ const char *pd_op_name(const struct ompi_op_t *op)
 }
 
 /* The MPI standard's table of allowed (op, type class) pairs
- * (MPI-3.1 section 5.9.2), with MPI_CHAR allowed wherever C integers are
- * for arithmetic, as Open MPI does. */
+ * (MPI-3.1 section 5.9.2), with MPI_CHAR allowed wherever C integers
+ * are, as Open MPI and MPICH allow it (MPICH's own test suite reduces
+ * MPI_CHAR by the logical and bitwise ops). */
 static bool pd_op_allows(enum pd_op_id op, enum pd_type_class cls)
 {
     switch (op) {
@@ -57,11 +58,13 @@ static bool pd_op_allows(enum pd_op_id op, enum pd_type_class cls)
     case PD_OP_LAND:
     case PD_OP_LOR:
     case PD_OP_LXOR:
-        return cls == PD_TC_C_INT || cls == PD_TC_LOGICAL;
+        return cls == PD_TC_C_INT || cls == PD_TC_LOGICAL ||
+               cls == PD_TC_CHAR;
     case PD_OP_BAND:
     case PD_OP_BOR:
     case PD_OP_BXOR:
-        return cls == PD_TC_C_INT || cls == PD_TC_F_INT || cls == PD_TC_BYTE;
+        return cls == PD_TC_C_INT || cls == PD_TC_F_INT ||
+               cls == PD_TC_BYTE || cls == PD_TC_CHAR;
     case PD_OP_MAXLOC:
     case PD_OP_MINLOC:
         return cls == PD_TC_PAIR;
