@@ -76,6 +76,24 @@ for args in "-np 0 true" "-np -3 true" "-np two true" "-np 2" "--bogus -np 2 tru
     check "pdmpirun $args -> status 2 with a message (got $rc: $(head -1 "$PD_TMP/bad"))" \
         sh -c "[ $rc -eq 2 ] && grep -q pdmpirun '$PD_TMP/bad'"
 done
+# A time limit, by --timeout or by MPIEXEC_TIMEOUT (as mpirun and mpiexec
+# read it; --timeout wins): the ranks are stopped, status 124.
+for how in "--timeout 1" "MPIEXEC_TIMEOUT=1" "MPIEXEC_TIMEOUT=60 --timeout 1"; do
+    limit=${how%%--timeout*}
+    opt=${how#"$limit"}
+    # shellcheck disable=SC2086
+    env -u MPIEXEC_TIMEOUT $limit timeout 20 "$PDMPIRUN" $opt -np 2 sleep 30 \
+        > "$PD_TMP/limit" 2>&1
+    rc=$?
+    from=--timeout
+    [ -z "$opt" ] && from=MPIEXEC_TIMEOUT
+    check "$how: status 124 (got $rc) and the limit named" \
+        sh -c "[ $rc -eq 124 ] && grep -q 'job exceeded $from 1s; terminating 2 ranks' '$PD_TMP/limit'"
+done
+MPIEXEC_TIMEOUT=soon timeout 20 "$PDMPIRUN" -np 1 true > "$PD_TMP/limit" 2>&1
+rc=$?
+check "MPIEXEC_TIMEOUT=soon -> status 2 with a message (got $rc)" \
+    sh -c "[ $rc -eq 2 ] && grep -q 'MPIEXEC_TIMEOUT needs a positive number of seconds' '$PD_TMP/limit'"
 timeout 20 "$PDMPIRUN" -np 2 /nonexistent/program > "$PD_TMP/noexec" 2>&1
 rc=$?
 check "missing program -> status 127 (got $rc)" test "$rc" -eq 127

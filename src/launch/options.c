@@ -88,9 +88,12 @@ static void print_help(void)
 "\n"
 "Environment read by pdmpirun:\n"
 "  PDMPI_KILL_GRACE     seconds between SIGTERM and SIGKILL (default 3)\n"
+"  MPIEXEC_TIMEOUT      seconds, as --timeout where that is not given (the\n"
+"                       variable mpirun and mpiexec read)\n"
 "\n"
 "Exit status: 0 when every rank exits 0; else the first failing rank's exit\n"
-"code, or 128+S if signal S killed it; 124 after --timeout; 128+S when\n"
+"code, or 128+S if signal S killed it; 124 after --timeout or\n"
+"MPIEXEC_TIMEOUT; 128+S when\n"
 "pdmpirun itself got signal S; 127 when PROGRAM cannot be executed; 2 for\n"
 "bad usage; 1 when the job cannot be set up.\n",
         stdout);
@@ -297,6 +300,7 @@ void pd_parse_args(int argc, char **argv, struct pd_options *o)
         } else if ((value = option_value(argc, argv, &i, "--timeout"))) {
             o->timeout_s = parse_seconds("--timeout", value);
             o->timeout_text = value;
+            o->timeout_from = "--timeout";
         } else if ((value = option_value(argc, argv, &i, "--nnodes")))
             o->nnodes = parse_count("--nnodes", value, 1, PD_MAX_RANKS);
         else if ((value = option_value(argc, argv, &i, "--node-rank")))
@@ -331,6 +335,15 @@ void pd_parse_args(int argc, char **argv, struct pd_options *o)
         usage_error("--nnodes %d x -np %d is more ranks than pdmpirun "
                     "supports (%d)", o->nnodes, o->nranks, PD_MAX_RANKS);
     o->program_argv = argv + i;
+    /* The job's time limit as mpirun and mpiexec take it from the
+     * environment (MPICH's test suite sets it), where --timeout is not
+     * given. */
+    const char *limit = getenv("MPIEXEC_TIMEOUT");
+    if (o->timeout_s == 0 && limit != NULL && *limit != '\0') {
+        o->timeout_s = parse_seconds("MPIEXEC_TIMEOUT", limit);
+        o->timeout_text = limit;
+        o->timeout_from = "MPIEXEC_TIMEOUT";
+    }
     /* The ranks' own level of detail asks for the launcher's too. */
     const char *debug = getenv("PDMPI_DEBUG");
     if (debug != NULL && (strcasecmp(debug, "info") == 0 ||

@@ -38,6 +38,7 @@ struct pd_options {
     int *devices;             /* --devices: one device id per rank, or NULL */
     int ndevices;
     const char *timeout_text; /* as the user wrote it, for messages */
+    const char *timeout_from; /* "--timeout" or "MPIEXEC_TIMEOUT" */
     char *dropin_dir;         /* --dropin: the folder of pdmpi's
                                  libmpi.so.40, or NULL */
     char **program_argv;

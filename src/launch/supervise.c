@@ -196,8 +196,9 @@ static void drain_signal_pipe(struct pd_job *job)
 static void check_timers(struct pd_job *job, int64_t now)
 {
     if (!job->terminating && job->deadline_ms && now >= job->deadline_ms) {
-        pd_say("job exceeded --timeout %ss; terminating %d rank%s",
-               job->opt.timeout_text, job->live, job->live == 1 ? "" : "s");
+        pd_say("job exceeded %s %ss; terminating %d rank%s",
+               job->opt.timeout_from, job->opt.timeout_text, job->live,
+               job->live == 1 ? "" : "s");
         pd_begin_termination(job, PD_EXIT_TIMEOUT);
     }
     if (job->kill_at_ms && now >= job->kill_at_ms) {
