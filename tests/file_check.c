@@ -59,6 +59,15 @@ static int *rank_block(void)
     return mine;
 }
 
+/* The file, made where it is not there yet, for reading and writing. */
+static void open_read_write(struct verdict *v, MPI_File *fh)
+{
+    check_rc(v, "MPI_File_open",
+             MPI_File_open(MPI_COMM_WORLD, path,
+                           MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                           fh));
+}
+
 /* Every rank writes its block of ints (rank * N + i) at its offset with
  * MPI_File_write_at_all; every rank then reads all of them back with
  * MPI_File_read_at and with POSIX reads. */
@@ -68,10 +77,7 @@ static void check_blocks(void)
     MPI_File fh;
     int *mine = rank_block(),
         *all = malloc((size_t)N * world_size * sizeof(int));
-    check_rc(&v, "MPI_File_open",
-             MPI_File_open(MPI_COMM_WORLD, path,
-                           MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                           &fh));
+    open_read_write(&v, &fh);
     MPI_Status st;
     int count = -1;
     check_rc(&v, "MPI_File_write_at_all",
@@ -415,10 +421,7 @@ static void check_shared(void)
     MPI_File fh;
     int *mine = rank_block(),
         *all = malloc((size_t)N * world_size * sizeof(int));
-    check_rc(&v, "MPI_File_open",
-             MPI_File_open(MPI_COMM_WORLD, path,
-                           MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                           &fh));
+    open_read_write(&v, &fh);
     check_rc(&v, "MPI_File_set_view",
              MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native",
                                MPI_INFO_NULL));
