@@ -309,6 +309,8 @@ static const struct pd_config_var pd_vars[] = {
       "may join the job's store", NULL },
     { "PDMPI_KILL_GRACE", "3", "seconds pdmpirun waits after SIGTERM "
       "before SIGKILL", NULL },
+    { "MPIEXEC_TIMEOUT", "", "seconds: pdmpirun's time limit where "
+      "--timeout is not given (as mpirun and mpiexec read it)", NULL },
     { "PDMPI_DROPIN_DIR", "", "the folder whose libmpi.so.40 pdmpirun "
       "--dropin puts first on LD_LIBRARY_PATH", NULL },
     { "PDMPI_CC", "", "the C compiler pdmpicc runs", NULL },
