@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,23 @@ int pd_file_errno_class(int err)
     default:
         return MPI_ERR_IO;
     }
+}
+
+bool pd_file_alike(MPI_Comm comm, const long long *values, int n)
+{
+    /* The largest value and the largest complement (~v = -v - 1, which
+     * cannot overflow) give the largest and the smallest at once. */
+    long long in[8] = { 0 }, out[8];
+    n = n < 4 ? n : 4;
+    for (int i = 0; i < n; i++) {
+        in[2 * i] = values != NULL ? values[i] : LLONG_MIN;
+        in[2 * i + 1] = values != NULL ? ~values[i] : LLONG_MIN;
+    }
+    PMPI_Allreduce(in, out, 2 * n, MPI_LONG_LONG, MPI_MAX, comm);
+    for (int i = 0; i < n; i++)
+        if (out[2 * i] != ~out[2 * i + 1] && out[2 * i] != LLONG_MIN)
+            return false;
+    return true;
 }
 
 /* A collective call's outcome on every rank of comm: the largest error
@@ -196,15 +214,12 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode,
         return pd_raise_file(NULL, call, MPI_ERR_COMM, "files open on "
                              "intracommunicators only");
     char mine[320] = "";
-    int rc = pd_open_args(fh, filename, amode, info, mine, sizeof(mine));
-    /* Every rank passes the same amode. */
-    int in[3] = { rc, rc == MPI_SUCCESS ? amode : 0,
-                  rc == MPI_SUCCESS ? -amode : 0 }, out[3];
-    PMPI_Allreduce(in, out, 3, MPI_INT, MPI_MAX, comm);
-    if (out[0] != MPI_SUCCESS)
-        return pd_raise_file(NULL, call, out[0], "%s", mine[0] != '\0' ? mine
+    int rc = pd_open_args(fh, filename, amode, info, mine, sizeof(mine)), any;
+    PMPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any != MPI_SUCCESS)
+        return pd_raise_file(NULL, call, any, "%s", mine[0] != '\0' ? mine
                              : "another rank's arguments were refused");
-    if (out[1] != -out[2])
+    if (!pd_file_alike(comm, &(long long){ amode }, 1))
         return pd_raise_file(NULL, call, MPI_ERR_AMODE, "the ranks passed "
                              "different amodes (%d here)", amode);
     MPI_Comm own;
@@ -384,10 +399,9 @@ static int pd_file_resize(MPI_File fh, const char *call, MPI_Offset size,
         snprintf(mine, sizeof(mine), "the file was opened "
                  "MPI_MODE_SEQUENTIAL");
     }
-    MPI_Offset in[2] = { rc == MPI_SUCCESS ? size : 0,
-                         rc == MPI_SUCCESS ? -size : 0 }, out[2];
-    PMPI_Allreduce(in, out, 2, MPI_LONG_LONG, MPI_MAX, fh->comm);
-    if (rc == MPI_SUCCESS && out[0] != -out[1]) {
+    long long mine_size = size;
+    if (!pd_file_alike(fh->comm, rc == MPI_SUCCESS ? &mine_size : NULL, 1) &&
+        rc == MPI_SUCCESS) {
         rc = MPI_ERR_ARG;
         snprintf(mine, sizeof(mine), "the ranks passed different sizes "
                  "(%lld here)", (long long)size);
@@ -458,9 +472,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
     static const char call[] = "MPI_File_set_atomicity";
     PD_CHECK(pd_check_file(fh, call));
-    int in[2] = { flag != 0, -(flag != 0) }, out[2];
-    PMPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, fh->comm);
-    if (out[0] != -out[1])
+    if (!pd_file_alike(fh->comm, &(long long){ flag != 0 }, 1))
         return pd_raise_file(fh, call, MPI_ERR_ARG, "the ranks passed "
                              "different flags (%d here)", flag);
     fh->atomic = flag != 0;

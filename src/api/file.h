@@ -17,6 +17,11 @@ int pd_check_file(MPI_File fh, const char *call);
 /* The MPI error class of a failed system call's errno. */
 int pd_file_errno_class(int err);
 
+/* Whether every rank of comm passed the same n (at most 4) values, as a
+ * collective file call's arguments must be; a rank whose call is refused
+ * already passes NULL and is not compared. Collective. */
+bool pd_file_alike(MPI_Comm comm, const long long *values, int n);
+
 /* One read or write of count items of type at buf (file_io.c): at the
  * individual file pointer, which moves past it, or at offset etypes of
  * the view (shared: an offset taken from the shared file pointer, which

@@ -322,9 +322,7 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char call[] = "MPI_File_seek_shared";
     PD_CHECK(pd_shared_usable(fh, call));
-    long long in[4] = { offset, -offset, whence, -whence }, out[4];
-    PMPI_Allreduce(in, out, 4, MPI_LONG_LONG, MPI_MAX, fh->comm);
-    if (out[0] != -out[1] || out[2] != -out[3])
+    if (!pd_file_alike(fh->comm, (long long[]){ offset, whence }, 2))
         return pd_raise_file(fh, call, MPI_ERR_ARG, "the ranks passed "
                              "different offsets or whence");
     int rank, rc = MPI_SUCCESS, who;
