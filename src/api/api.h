@@ -105,6 +105,8 @@ int pd_check_root(MPI_Comm comm, const char *call, int root);
 int pd_check_op(MPI_Comm comm, const char *call, MPI_Datatype type, MPI_Op op);
 /* A request handle's slot (MPI_REQUEST_NULL is fine). */
 int pd_check_request(MPI_Comm comm, const char *call, MPI_Request req);
+/* A valid info handle (MPI_INFO_NULL included). */
+bool pd_info_is_valid(MPI_Info info);
 /* *request is a valid handle and not MPI_REQUEST_NULL (request not NULL). */
 int pd_check_live_request(const char *call, const MPI_Request *request);
 /* A rank of comm to talk to (MPI_PROC_NULL too; MPI_ANY_SOURCE where

@@ -125,6 +125,11 @@ int pd_check_displs(MPI_Comm comm, const char *call, const int *displs,
     return MPI_SUCCESS;
 }
 
+bool pd_info_is_valid(MPI_Info info)
+{
+    return info != NULL && info->magic == PD_MAGIC_INFO;
+}
+
 int pd_check_request(MPI_Comm comm, const char *call, MPI_Request req)
 {
     if (!pd_request_is_valid(req))

@@ -161,7 +161,7 @@ static int pd_open_args(MPI_File *fh, const char *filename, int amode,
         snprintf(mine, len, "%s is NULL", fh == NULL ? "fh" : "filename");
         return MPI_ERR_ARG;
     }
-    if (info == NULL || info->magic != PD_MAGIC_INFO) {
+    if (!pd_info_is_valid(info)) {
         snprintf(mine, len, "info is not a valid info handle");
         return MPI_ERR_INFO;
     }
@@ -316,7 +316,7 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
     PD_CHECK(pd_check_active(call));
     if (filename == NULL)
         return pd_raise_file(NULL, call, MPI_ERR_ARG, "filename is NULL");
-    if (info == NULL || info->magic != PD_MAGIC_INFO)
+    if (!pd_info_is_valid(info))
         return pd_raise_file(NULL, call, MPI_ERR_INFO, "info is not a valid "
                              "info handle");
     const char *path = pd_file_path(filename);
@@ -359,7 +359,7 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     static const char call[] = "MPI_File_set_info";
     PD_CHECK(pd_check_file(fh, call));
-    if (info == NULL || info->magic != PD_MAGIC_INFO)
+    if (!pd_info_is_valid(info))
         return pd_raise_file(fh, call, MPI_ERR_INFO, "info is not a valid "
                              "info handle");
     return MPI_SUCCESS;
@@ -521,7 +521,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     char mine[320] = "";
     int rc = MPI_SUCCESS, who;
     const char *refused = pd_view_refused(disp, etype, filetype, datarep, &rc);
-    if (refused == NULL && (info == NULL || info->magic != PD_MAGIC_INFO)) {
+    if (refused == NULL && !pd_info_is_valid(info)) {
         refused = "info is not a valid info handle";
         rc = MPI_ERR_INFO;
     } else if (refused == NULL && fh->split_call != NULL) {

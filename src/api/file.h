@@ -37,6 +37,10 @@ struct pd_access {
     bool write;
 };
 
+/* Lock (type F_RDLCK, F_WRLCK) or unlock (F_UNLCK) bytes [at, at + n)
+ * of fd, waiting for the lock; errno or 0. */
+int pd_file_lock(int fd, short type, off_t at, size_t n);
+
 /* MPI_SUCCESS where a may go ahead on fh, else raised. */
 int pd_file_access_check(MPI_File fh, const struct pd_access *a);
 /* a now, status (or MPI_STATUS_IGNORE) given the bytes moved. */

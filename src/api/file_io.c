@@ -80,8 +80,7 @@ static const char *pd_access_refused(MPI_File fh, const struct pd_access *a,
     return NULL;
 }
 
-/* Lock (type F_RDLCK, F_WRLCK) or unlock (F_UNLCK) bytes [at, at + n). */
-static int pd_file_lock(int fd, short type, off_t at, size_t n)
+int pd_file_lock(int fd, short type, off_t at, size_t n)
 {
     struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
                         .l_start = at, .l_len = (off_t)n };

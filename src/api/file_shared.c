@@ -43,12 +43,7 @@ static void pd_shared_template(const char *path, char *out, size_t len)
 /* Lock (F_WRLCK, F_RDLCK) or unlock (F_UNLCK) the pointer's bytes. */
 static int pd_shared_lock(int fd, short type)
 {
-    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = 0,
-                        .l_len = (off_t)sizeof(int64_t) };
-    while (fcntl(fd, F_SETLKW, &fl) != 0)
-        if (errno != EINTR)
-            return errno;
-    return 0;
+    return pd_file_lock(fd, type, 0, sizeof(int64_t));
 }
 
 static int pd_shared_read(int fd, int64_t *at)

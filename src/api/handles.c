@@ -109,7 +109,7 @@ MPI_Request PMPI_Request_f2c(MPI_Fint request)
 MPI_Fint PMPI_Info_c2f(MPI_Info info)
 {
     return pd_c2f(PD_HANDLE_INFO, info,
-                  info != NULL && info->magic == PD_MAGIC_INFO);
+                  pd_info_is_valid(info));
 }
 
 MPI_Info PMPI_Info_f2c(MPI_Fint info)

@@ -21,11 +21,6 @@
 #pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
 #pragma weak MPI_Comm_get_info = PMPI_Comm_get_info
 
-static bool pd_info_is_valid(MPI_Info info)
-{
-    return info != NULL && info->magic == PD_MAGIC_INFO;
-}
-
 /* A valid info handle; MPI_INFO_NULL only where null_ok. */
 static int pd_check_info(MPI_Comm comm, const char *call, MPI_Info info,
                          bool null_ok)

@@ -607,15 +607,15 @@ static int pd_run_algos(const struct pd_coll *c, struct pd_fail *fail)
 
 int pd_coll_host(const struct pd_coll *c, struct pd_fail *fail)
 {
+    struct pd_host_call hc = { .c = c };
+    if (c->op != NULL)
+        pd_op_reduction(c->op, c->type, &hc.red);
     bool staged = c->stage != NULL || c->send_stage != NULL;
+    int rc;
     if (staged || pd_coll_may_segment(c)) {
         /* A stage moved a piece at a time by shared memory, if that
          * serves c; else c in segments, or packed whole. */
-        struct pd_host_call hc = { .c = c };
-        if (c->op != NULL)
-            pd_op_reduction(c->op, c->type, &hc.red);
-        int rc = pd_hier_get(c->comm, &hc.h, fail);
-        if (rc != MPI_SUCCESS)
+        if ((rc = pd_hier_get(c->comm, &hc.h, fail)) != MPI_SUCCESS)
             return rc;
         if (staged && hc.h != NULL &&
             (rc = pd_by_host(&hc, fail)) != PD_BACKEND_ERR_UNSUPPORTED)
@@ -630,10 +630,7 @@ int pd_coll_host(const struct pd_coll *c, struct pd_fail *fail)
             return pd_coll_host(&whole, fail);
         }
     }
-    struct pd_host_call hc = { .c = c };
-    if (c->op != NULL)
-        pd_op_reduction(c->op, c->type, &hc.red);
-    int rc = pd_run_row(&hc, fail);
+    rc = pd_run_row(&hc, fail);
     if (rc != MPI_SUCCESS || c->op == NULL || !hc.red.average)
         return rc;
     /* MPIX_OP_AVG: the sum, divided where the result lands. */
