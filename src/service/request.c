@@ -350,6 +350,33 @@ static void pd_request_poll_until_done(struct ompi_request_t *req)
     }
 }
 
+/* How long a waiter whose request another thread completes (a message
+ * from another host, read by the backend's receiving thread) looks for
+ * it, yielding the processor between looks, before it sleeps on the
+ * condition. A sleeper is woken only once the kernel schedules it: on a
+ * virtual machine whose processors went idle, tens of microseconds per
+ * message (measured: osu_latency over TCP, np 2 with PDMPI_SHM=0, 13 us
+ * at 8 bytes where Open MPI took 7). */
+#define PD_REQUEST_YIELD_NS 1000000
+
+/* True once st is done within PD_REQUEST_YIELD_NS of looks. */
+static bool pd_request_yield_until_done(struct pd_request_state *st)
+{
+    int64_t start = 0;
+    for (unsigned i = 0;; i++) {
+        if (__atomic_load_n(&st->done, __ATOMIC_ACQUIRE))
+            return true;
+        if (i % 16 == 0) {
+            int64_t now = pd_clock_ns();
+            if (i == 0)
+                start = now;
+            else if (now - start > PD_REQUEST_YIELD_NS)
+                return false;
+        }
+        sched_yield();
+    }
+}
+
 void pd_request_wait_done(struct ompi_request_t *req)
 {
     if (req->state->persistent) {
@@ -367,6 +394,8 @@ void pd_request_wait_done(struct ompi_request_t *req)
         return;
     }
     struct pd_request_state *st = req->state;
+    if (pd_request_yield_until_done(st))
+        return;
     int64_t since = pd_clock_ms();
     pthread_mutex_lock(&st->lock);
     while (!st->done) {
