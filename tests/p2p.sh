@@ -9,7 +9,9 @@
 # messages forced through shared files (PDMPI_SHM_P2P=copy, what a kernel
 # that forbids reading another process leaves), and over gloo
 # (PDMPI_SHM_P2P=0), there also through gloo's asynchronous pairs
-# (PDMPI_P2P_SOCKETS=0, where pdmpi cannot find its own sockets); a sender
+# (PDMPI_P2P_SOCKETS=0, where pdmpi cannot find its own sockets), and with
+# no shared memory at all (PDMPI_SHM=0, as between hosts: a waiter looks
+# for its message, then sleeps until the receiving thread wakes it); a sender
 # blocked on a receiver that is killed; over gloo and in shared memory, a
 # receiver whose sender is killed in the middle of a large message (in
 # shared memory also one the sender packs as it goes); a
@@ -28,6 +30,8 @@ for p2p in 1 copy 0; do
     done
 done
 for np in $PD_SIZES; do
+    check_tap "p2p_check at np $np, PDMPI_SHM=0" \
+        env PDMPI_SHM=0 "$PDMPIRUN" -np "$np" "$p2p_check"
     check_tap "p2p_check at np $np, PDMPI_SHM_P2P=0 PDMPI_P2P_SOCKETS=0" \
         env PDMPI_SHM_P2P=0 PDMPI_P2P_SOCKETS=0 "$PDMPIRUN" -np "$np" \
         "$p2p_check"
