@@ -293,47 +293,72 @@ static int poll_yielding(struct pollfd* fds, nfds_t n) {
   }
 }
 
-/* Wait until fd is ready for events, up to timeout_ms: false on timeout.
- * It looks with yields first (poll_yielding), as a reader of a
- * synchronous pair does: the channels' sockets are read and written
+/* Wait until one of fds is ready for its events, up to timeout_ms: false
+ * on timeout. It looks with yields first (poll_yielding), as a reader of
+ * a synchronous pair does: the channels' sockets are read and written
  * without blocking, so a message that fills the socket is waited for
  * here, piece by piece. */
-static bool wait_ready(int fd, short events, int timeout_ms) {
-  struct pollfd first = {fd, events, 0};
-  if (poll_yielding(&first, 1) > 0)
+static bool wait_any(struct pollfd* fds, nfds_t n, int timeout_ms) {
+  if (poll_yielding(fds, n) > 0)
     return true;
   for (;;) {
-    struct pollfd p = {fd, events, 0};
-    int n = poll(&p, 1, timeout_ms);
-    if (n > 0)
+    int ready = poll(fds, n, timeout_ms);
+    if (ready > 0)
       return true;
-    if (n == 0)
+    if (ready == 0)
       return false;
     if (errno != EINTR)
       throw std::runtime_error(std::string("poll: ") + strerror(errno));
   }
 }
 
+static bool wait_ready(int fd, short events, int timeout_ms) {
+  struct pollfd p = {fd, events, 0};
+  return wait_any(&p, 1, timeout_ms);
+}
+
+/* One write of iov[0..n) without waiting: the bytes taken (0: the
+ * socket is full, or a signal came first); a closed connection or an
+ * error thrown. */
+static size_t write_some(int fd, struct iovec* iov, int n) {
+  struct msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = static_cast<size_t>(n);
+  ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (w >= 0)
+    return static_cast<size_t>(w);
+  if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+    return 0;
+  if (errno == EPIPE || errno == ECONNRESET)
+    throw ChannelClosed("connection closed by the peer");
+  throw std::runtime_error(std::string("write: ") + strerror(errno));
+}
+
+/* One read of up to n bytes without waiting: the bytes read (0: none
+ * had come, or a signal came first); a closed connection or an error
+ * thrown. */
+static size_t read_some(int fd, void* at, size_t n) {
+  ssize_t r = recv(fd, at, n, MSG_DONTWAIT);
+  if (r > 0)
+    return static_cast<size_t>(r);
+  if (r == 0)
+    throw ChannelClosed("connection closed by the peer");
+  if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+    return 0;
+  if (errno == ECONNRESET)
+    throw ChannelClosed("connection reset by the peer");
+  throw std::runtime_error(std::string("read: ") + strerror(errno));
+}
+
 static void channel_write(int fd, struct iovec* iov, int n, int timeout_ms) {
   while (n > 0) {
-    struct msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(n);
-    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        if (!wait_ready(fd, POLLOUT, timeout_ms))
-          throw std::runtime_error("write timed out (the peer took nothing "
-                                   "within PDMPI_TIMEOUT)");
-        continue;
-      }
-      if (errno == EPIPE || errno == ECONNRESET)
-        throw ChannelClosed("connection closed by the peer");
-      throw std::runtime_error(std::string("write: ") + strerror(errno));
+    size_t done = write_some(fd, iov, n);
+    if (done == 0) {
+      if (!wait_ready(fd, POLLOUT, timeout_ms))
+        throw std::runtime_error("write timed out (the peer took nothing "
+                                 "within PDMPI_TIMEOUT)");
+      continue;
     }
-    size_t done = static_cast<size_t>(w);
     while (n > 0 && done >= iov->iov_len) {
       done -= iov->iov_len;
       iov++;
@@ -367,23 +392,14 @@ static void channel_read(int fd, void* buf, size_t bytes, int timeout_ms) {
   char* at = static_cast<char*>(buf);
   const bool ack_each = bytes >= kQuickAckBytes;
   while (bytes > 0) {
-    ssize_t r = recv(fd, at, bytes, MSG_DONTWAIT);
-    if (r == 0)
-      throw ChannelClosed("connection closed by the peer");
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        if (!wait_ready(fd, POLLIN, timeout_ms))
-          throw ChannelClosed("the peer stopped within a message");
-        continue;
-      }
-      if (errno == ECONNRESET)
-        throw ChannelClosed("connection reset by the peer");
-      throw std::runtime_error(std::string("read: ") + strerror(errno));
+    size_t r = read_some(fd, at, bytes);
+    if (r == 0) {
+      if (!wait_ready(fd, POLLIN, timeout_ms))
+        throw ChannelClosed("the peer stopped within a message");
+      continue;
     }
     at += r;
-    bytes -= static_cast<size_t>(r);
+    bytes -= r;
     if (ack_each)
       quick_ack(fd);
   }
@@ -814,35 +830,23 @@ void chain_bcast_own(pd_backend_comm* comm, const pd_coll_args* a) {
   const int timeout_ms = static_cast<int>(comm->timeout.count());
   size_t got = from < 0 ? bytes : 0, sent = last ? bytes : 0;
   while (got < bytes || sent < bytes) {
-    bool moved = false;
+    size_t moved = 0;
     if (got < bytes) {
       comm->agree.peer = prev;
-      ssize_t r = recv(from, buf + got, bytes - got, MSG_DONTWAIT);
-      if (r == 0)
-        throw ChannelClosed("connection closed by the peer");
-      if (r > 0) {
-        got += static_cast<size_t>(r);
+      size_t r = read_some(from, buf + got, bytes - got);
+      if (r > 0)
         quick_ack(from);
-        moved = true;
-      } else if (errno == ECONNRESET) {
-        throw ChannelClosed("connection reset by the peer");
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        throw std::runtime_error(std::string("read: ") + strerror(errno));
-      }
+      got += r;
+      moved += r;
     }
     if (sent < got) {
       comm->agree.peer = next;
-      ssize_t w = send(to, buf + sent, got - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (w > 0) {
-        sent += static_cast<size_t>(w);
-        moved = true;
-      } else if (errno == EPIPE || errno == ECONNRESET) {
-        throw ChannelClosed("connection closed by the peer");
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        throw std::runtime_error(std::string("write: ") + strerror(errno));
-      }
+      struct iovec iov = {buf + sent, got - sent};
+      size_t w = write_some(to, &iov, 1);
+      sent += w;
+      moved += w;
     }
-    if (moved)
+    if (moved > 0)
       continue;
     /* Nothing came and nothing could go: wait for either. */
     struct pollfd fds[2];
@@ -851,7 +855,7 @@ void chain_bcast_own(pd_backend_comm* comm, const pd_coll_args* a) {
       fds[n++] = {from, POLLIN, 0};
     if (sent < got)
       fds[n++] = {to, POLLOUT, 0};
-    if (poll_yielding(fds, n) == 0 && poll(fds, n, timeout_ms) == 0)
+    if (!wait_any(fds, n, timeout_ms))
       throw std::runtime_error("timed out (nothing moved within "
                                "PDMPI_TIMEOUT)");
   }
